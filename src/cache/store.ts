@@ -1,0 +1,147 @@
+/**
+ * Where rendered and tokenized prompts are kept between requests.
+ *
+ * A Snapshot is one request's result: its rendered text, the cut points (boundaries) found in
+ * it, and its token ids (or only the count in counts-only mode). Snapshots of one conversation
+ * form a Lineage: when a request extends the messages of the snapshot it reused, its snapshot
+ * replaces that one in the same lineage, so a growing conversation holds one snapshot, not one
+ * per turn. A branch (same history, different continuation) starts a new lineage.
+ *
+ * Lookup is by message chain: chain[i] is a hash of (key, messages[0..i]). Every chain hash a
+ * lineage has answered for points to it, so any request sharing a message prefix with a cached
+ * conversation finds it. The LRU bounds the bytes held; evicting a lineage removes its aliases.
+ */
+import { LRUCache } from "lru-cache";
+
+export interface Snapshot {
+  /** The rendered prompt. */
+  readonly text: string;
+  /** Token ids, or null in counts-only mode. */
+  readonly ids: Uint32Array | null;
+  readonly count: number;
+  /** UTF-16 offsets just after each boundary token (ascending). */
+  readonly boundaryEnds: Uint32Array;
+  /** Tokens up to and including each boundary token. */
+  readonly boundaryCounts: Uint32Array;
+  /** Id of each boundary token. */
+  readonly boundaryIds: Uint32Array;
+  /** The message chain this snapshot renders (chain[i] = hash of messages[0..i]). */
+  readonly chain: readonly bigint[];
+}
+
+export function snapshotBytes(s: Snapshot): number {
+  return (
+    256 +
+    s.text.length * 2 +
+    (s.ids === null ? 0 : s.ids.byteLength) +
+    s.boundaryEnds.byteLength * 3 +
+    s.chain.length * 64
+  );
+}
+
+class Lineage {
+  /** Chain hashes registered in the alias map for this lineage. */
+  readonly aliases: bigint[] = [];
+  constructor(
+    readonly id: number,
+    public snapshot: Snapshot,
+  ) {}
+}
+
+export interface Found {
+  readonly lineage: Lineage;
+  readonly snapshot: Snapshot;
+  /** How many leading messages of the request the snapshot's chain shares (≥ 1). */
+  readonly sharedMessages: number;
+}
+
+export interface StoreOptions {
+  /** Upper bound of bytes held (estimated: 2 bytes per text char, 4 per id, plus overhead). */
+  maxBytes: number;
+}
+
+export class ConversationStore {
+  readonly #lineages: LRUCache<number, Lineage>;
+  readonly #aliases = new Map<bigint, Lineage>();
+  #nextId = 1;
+  #evictions = 0;
+
+  constructor(options: StoreOptions) {
+    this.#lineages = new LRUCache<number, Lineage>({
+      maxSize: options.maxBytes,
+      sizeCalculation: (l) => snapshotBytes(l.snapshot) + l.aliases.length * 64,
+      noDisposeOnSet: true,
+      dispose: (l, _k, reason) => {
+        if (reason === "evict") this.#evictions++;
+        this.#dropAliases(l);
+      },
+    });
+  }
+
+  /** The cached snapshot sharing the longest message prefix with `chain`, if any. */
+  lookup(chain: readonly bigint[]): Found | undefined {
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const l = this.#aliases.get(chain[i] as bigint);
+      if (l === undefined) continue;
+      if (this.#lineages.get(l.id) !== l) continue; // evicted meanwhile (refreshes recency otherwise)
+      return { lineage: l, snapshot: l.snapshot, sharedMessages: i + 1 };
+    }
+    return undefined;
+  }
+
+  /**
+   * Stores a request's snapshot. When `from` is the lineage it was built on and the new request
+   * extends that snapshot's messages, the snapshot is replaced in place; otherwise a new lineage
+   * starts. Every chain hash of the request not yet registered points at the result.
+   */
+  commit(snapshot: Snapshot, from: Found | undefined): void {
+    const chain = snapshot.chain;
+    let lineage: Lineage;
+    let firstNew: number;
+    const prev = from?.snapshot;
+    if (from !== undefined && prev !== undefined && isPrefix(prev.chain, chain) && this.#lineages.has(from.lineage.id)) {
+      lineage = from.lineage;
+      lineage.snapshot = snapshot;
+      firstNew = prev.chain.length;
+    } else {
+      lineage = new Lineage(this.#nextId++, snapshot);
+      // A branch owns the chain positions after the shared ones; when the request is itself a
+      // prefix of the cached conversation, its own last position points at it from now on.
+      firstNew = Math.min(from?.sharedMessages ?? 0, chain.length - 1);
+    }
+    for (let i = firstNew; i < chain.length; i++) {
+      const h = chain[i] as bigint;
+      if (this.#aliases.get(h) === lineage) continue;
+      this.#aliases.set(h, lineage);
+      lineage.aliases.push(h);
+    }
+    this.#lineages.set(lineage.id, lineage);
+    if (!this.#lineages.has(lineage.id)) this.#dropAliases(lineage); // larger than the whole cache
+  }
+
+  clear(): void {
+    this.#lineages.clear();
+    this.#aliases.clear();
+  }
+
+  /** Estimated bytes held. */
+  get bytes(): number {
+    return this.#lineages.calculatedSize;
+  }
+  get lineages(): number {
+    return this.#lineages.size;
+  }
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  #dropAliases(l: Lineage): void {
+    for (const h of l.aliases) if (this.#aliases.get(h) === l) this.#aliases.delete(h);
+    l.aliases.length = 0;
+  }
+}
+
+function isPrefix(a: readonly bigint[], b: readonly bigint[]): boolean {
+  if (a.length > b.length) return false;
+  return a.length === 0 || a[a.length - 1] === b[a.length - 1];
+}

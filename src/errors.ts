@@ -1,0 +1,99 @@
+/**
+ * Every failure deltatok reports carries a stable, documented `code`. Callers and tests match
+ * the code, never the message text. Messages say what was wrong and where (`path` names the
+ * offending field, e.g. `messages[3].content`).
+ *
+ * Layer: bottom. Imports nothing from the project.
+ */
+
+/** Every error code, with the one-line meaning documented in README "Error codes". */
+export const ERROR_CODES = {
+  // ---- loading -------------------------------------------------------------------------
+  DT_TOKENIZER_UNKNOWN: "no bundled tokenizer with that name is installed",
+  DT_TOKENIZER_NOT_FOUND: "the tokenizer directory, file or hub-cache entry does not exist",
+  DT_TOKENIZER_INVALID: "tokenizer.json or tokenizer_config.json is unreadable or malformed",
+  DT_TEMPLATE_NOT_FOUND: "no chat template: none in the tokenizer files and none given, or the named one is missing",
+  DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",
+  // ---- options and input validation ------------------------------------------------------
+  DT_INVALID_OPTION: "an option has the wrong type or an out-of-range value",
+  DT_INVALID_JSON: "a corpus or request line is not valid JSON",
+  DT_INVALID_REQUEST: "a request or corpus record has the wrong shape (e.g. id or messages missing)",
+  DT_INVALID_MESSAGES: "messages is missing, not an array, or empty",
+  DT_INVALID_MESSAGE: "a message is not an object, or its role is missing or not a string",
+  DT_INVALID_CONTENT: "a message content is not a string, null, or a list of content parts",
+  DT_INVALID_TOOL_CALLS: "tool_calls is not a list of tool-call objects",
+  DT_INVALID_TOOL_ARGUMENTS: "tool-call arguments are not valid JSON (with parse_tool_arguments)",
+  DT_INVALID_TOOLS: "tools is not a list",
+  DT_INVALID_KWARGS: "chat_template_kwargs is not an object",
+  DT_INVALID_DATE: "a date is not a valid YYYY-MM-DD calendar date",
+  DT_LONE_SURROGATE: "a string contains a lone UTF-16 surrogate, which has no UTF-8 encoding",
+  DT_INPUT_TOO_LARGE: "a prompt, message or text is larger than the configured limit",
+  // ---- template ----------------------------------------------------------------------------
+  DT_TEMPLATE_SYNTAX: "the chat template does not parse",
+  DT_TEMPLATE_RAISED: "the chat template called raise_exception",
+  DT_TEMPLATE_RUNTIME: "the chat template failed while rendering (a Python TypeError, UndefinedError, ...)",
+  DT_TEMPLATE_SANDBOX: "the chat template tried something the sandbox forbids",
+  DT_TEMPLATE_BUDGET: "the chat template exceeded its step or output-size budget",
+  // ---- tokenization / engine ---------------------------------------------------------------
+  DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
+  DT_IDS_NOT_STORED: "token ids were asked of an engine in counts-only mode",
+  // ---- pool and queue ----------------------------------------------------------------------
+  DT_WORKER_STARTUP: "a worker failed to load the tokenizer/template or missed its warm-up budget",
+  DT_WORKER_CRASHED: "a worker died while holding the item, and the one retry failed too",
+  DT_QUEUE_FULL: "the batch queue is at its item limit",
+  DT_CLOSED: "the pool, queue or server is closed",
+  DT_DRAIN_TIMEOUT: "a drain ended at its timeout before the item was processed",
+  // ---- serve -------------------------------------------------------------------------------
+  DT_UNKNOWN_METHOD: "a sidecar request names an unknown method",
+  DT_INTERNAL: "an unexpected internal failure (a bug: please report it)",
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface DeltatokErrorOptions {
+  /** The underlying error, if any. */
+  cause?: unknown;
+  /** Path of the offending field, e.g. `messages[3].tool_calls[0].function.arguments`. */
+  path?: string;
+}
+
+/** The one error class deltatok throws (or rejects with). */
+export class DeltatokError extends Error {
+  readonly code: ErrorCode;
+  readonly path: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: DeltatokErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "DeltatokError";
+    this.code = code;
+    this.path = options.path;
+  }
+
+  /** The `{code, message, path?}` object written into JSONL output and sidecar responses. */
+  toJSON(): ErrorRecord {
+    const out: ErrorRecord = { code: this.code, message: this.message };
+    if (this.path !== undefined) out.path = this.path;
+    return out;
+  }
+}
+
+/** Serialized form of an error in outputs. */
+export interface ErrorRecord {
+  code: ErrorCode;
+  message: string;
+  path?: string;
+}
+
+export function isDeltatokError(e: unknown): e is DeltatokError {
+  return e instanceof DeltatokError;
+}
+
+/**
+ * Turns anything thrown into a DeltatokError. Errors that are not ours are wrapped as
+ * `fallbackCode` (default DT_INTERNAL) with the original as `cause`, so nothing escapes uncoded.
+ */
+export function toDeltatokError(e: unknown, fallbackCode: ErrorCode = "DT_INTERNAL"): DeltatokError {
+  if (e instanceof DeltatokError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new DeltatokError(fallbackCode, message, { cause: e });
+}

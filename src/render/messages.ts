@@ -1,0 +1,187 @@
+/**
+ * Validation of chat messages and request options, and the opt-in `parse_tool_arguments`
+ * normalization. Messages are passed to the template as given; nothing here mutates the
+ * caller's data.
+ */
+import { DeltatokError } from "../errors.js";
+
+/** Limits applied while validating. */
+export interface InputLimits {
+  /** Largest total string length (UTF-16 units) of the messages of one prompt. */
+  maxPromptChars: number;
+}
+
+/** Parses a JSON string the way the request's values are parsed (Python json.loads semantics). */
+export type JsonParser = (text: string) => unknown;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Walks every string inside `v`; throws DT_LONE_SURROGATE for the first ill-formed one and
+ * returns the total string length seen (keys included).
+ */
+function walkStrings(v: unknown, path: string, depth = 0): number {
+  if (typeof v === "string") {
+    if (!v.isWellFormed()) {
+      throw new DeltatokError("DT_LONE_SURROGATE", `${path} contains a lone UTF-16 surrogate (no UTF-8 encoding exists)`, { path });
+    }
+    return v.length;
+  }
+  if (typeof v !== "object" || v === null) return 0;
+  if (depth > 256) throw new DeltatokError("DT_INVALID_REQUEST", `${path} is nested more than 256 levels deep`, { path });
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += walkStrings(v[i], `${path}[${i}]`, depth + 1);
+  } else {
+    for (const k of Object.keys(v)) {
+      if (!k.isWellFormed()) {
+        throw new DeltatokError("DT_LONE_SURROGATE", `${path} has a key with a lone UTF-16 surrogate`, { path });
+      }
+      n += k.length + walkStrings((v as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
+    }
+  }
+  return n;
+}
+
+/** Checks one message's shape (role, content, tool_calls) and strings; returns its string size. */
+export function validateMessage(m: unknown, path: string): number {
+  if (!isPlainObject(m)) {
+    throw new DeltatokError("DT_INVALID_MESSAGE", `${path} must be an object, got ${describe(m)}`, { path });
+  }
+  if (!("role" in m)) throw new DeltatokError("DT_INVALID_MESSAGE", `${path}.role is missing`, { path: `${path}.role` });
+  if (typeof m.role !== "string") {
+    throw new DeltatokError("DT_INVALID_MESSAGE", `${path}.role must be a string, got ${describe(m.role)}`, { path: `${path}.role` });
+  }
+  const c = m.content;
+  if (c !== undefined && c !== null && typeof c !== "string") {
+    if (!Array.isArray(c)) {
+      throw new DeltatokError(
+        "DT_INVALID_CONTENT",
+        `${path}.content must be a string, null or a list of content parts, got ${describe(c)}`,
+        { path: `${path}.content` },
+      );
+    }
+    for (let i = 0; i < c.length; i++) {
+      const part: unknown = c[i];
+      if (!isPlainObject(part) || typeof part.type !== "string") {
+        throw new DeltatokError(
+          "DT_INVALID_CONTENT",
+          `${path}.content[${i}] must be a content part object with a string "type", got ${describe(part)}`,
+          { path: `${path}.content[${i}]` },
+        );
+      }
+    }
+  }
+  const tc = m.tool_calls;
+  if (tc !== undefined && tc !== null) {
+    if (!Array.isArray(tc)) {
+      throw new DeltatokError("DT_INVALID_TOOL_CALLS", `${path}.tool_calls must be a list, got ${describe(tc)}`, { path: `${path}.tool_calls` });
+    }
+    for (let i = 0; i < tc.length; i++) {
+      if (!isPlainObject(tc[i])) {
+        throw new DeltatokError("DT_INVALID_TOOL_CALLS", `${path}.tool_calls[${i}] must be an object, got ${describe(tc[i])}`, {
+          path: `${path}.tool_calls[${i}]`,
+        });
+      }
+    }
+  }
+  return walkStrings(m, path);
+}
+
+/**
+ * Validates a prompt's messages. Returns the total string size. Throws a DeltatokError naming
+ * the offending field for every kind of bad input the engine can meet.
+ */
+export function validateMessages(messages: unknown, limits: InputLimits, path = "messages"): number {
+  if (messages === undefined || messages === null) {
+    throw new DeltatokError("DT_INVALID_MESSAGES", `${path} is missing`, { path });
+  }
+  if (!Array.isArray(messages)) {
+    throw new DeltatokError("DT_INVALID_MESSAGES", `${path} must be an array, got ${describe(messages)}`, { path });
+  }
+  if (messages.length === 0) throw new DeltatokError("DT_INVALID_MESSAGES", `${path} is empty`, { path });
+  let total = 0;
+  for (let i = 0; i < messages.length; i++) {
+    total += validateMessage(messages[i], `${path}[${i}]`);
+    if (total > limits.maxPromptChars) {
+      throw new DeltatokError(
+        "DT_INPUT_TOO_LARGE",
+        `${path} exceed the limit of ${limits.maxPromptChars} characters at ${path}[${i}] (raise limits.maxPromptChars / --max-prompt-chars)`,
+        { path: `${path}[${i}]` },
+      );
+    }
+  }
+  return total;
+}
+
+/** Validates `tools` (a list, or null/undefined). */
+export function validateTools(tools: unknown, path = "tools"): void {
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools)) throw new DeltatokError("DT_INVALID_TOOLS", `${path} must be a list, got ${describe(tools)}`, { path });
+  walkStrings(tools, path);
+}
+
+/** Validates `documents` (a list, or null/undefined). */
+export function validateDocuments(documents: unknown, path = "documents"): void {
+  if (documents === undefined || documents === null) return;
+  if (!Array.isArray(documents)) {
+    throw new DeltatokError("DT_INVALID_REQUEST", `${path} must be a list, got ${describe(documents)}`, { path });
+  }
+  walkStrings(documents, path);
+}
+
+/** Validates chat_template_kwargs (an object, or null/undefined). */
+export function validateKwargs(kwargs: unknown, path = "chat_template_kwargs"): void {
+  if (kwargs === undefined || kwargs === null) return;
+  if (!isPlainObject(kwargs)) throw new DeltatokError("DT_INVALID_KWARGS", `${path} must be an object, got ${describe(kwargs)}`, { path });
+  walkStrings(kwargs, path);
+}
+
+/**
+ * Returns messages whose JSON-string tool-call arguments are parsed into objects (what MLCommons
+ * endpoints does before rendering). Messages without string arguments are returned as the same
+ * objects; changed ones are shallow copies. The input is never mutated.
+ */
+export function parseToolArguments(messages: readonly unknown[], parse: JsonParser, path = "messages"): unknown[] {
+  let out: unknown[] | null = null;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as Record<string, unknown>;
+    const calls = m.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    let newCalls: unknown[] | null = null;
+    for (let j = 0; j < calls.length; j++) {
+      const call = calls[j] as Record<string, unknown>;
+      const fn = call.function;
+      if (!isPlainObject(fn) || typeof fn.arguments !== "string") continue;
+      const argPath = `${path}[${i}].tool_calls[${j}].function.arguments`;
+      let parsed: unknown;
+      try {
+        parsed = parse(fn.arguments);
+      } catch (e) {
+        throw new DeltatokError("DT_INVALID_TOOL_ARGUMENTS", `${argPath} is not valid JSON: ${(e as Error)?.message ?? e}`, {
+          path: argPath,
+          cause: e,
+        });
+      }
+      newCalls ??= calls.slice();
+      newCalls[j] = { ...call, function: { ...fn, arguments: parsed } };
+    }
+    if (newCalls !== null) {
+      out ??= messages.slice();
+      out[i] = { ...m, tool_calls: newCalls };
+    }
+  }
+  return out ?? (messages as unknown[]);
+}
+
+/** A short description of a value's type for error messages. */
+export function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return v.length > 40 ? `a string` : `the string ${JSON.stringify(v)}`;
+  if (v === undefined) return "nothing";
+  return `${typeof v} ${String(v)}`;
+}

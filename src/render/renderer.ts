@@ -1,0 +1,126 @@
+/**
+ * A chat-template renderer: template source in, rendered text out. Two kinds exist:
+ * - "python": deltatok's own evaluator with Python Jinja2 semantics (src/template), the default;
+ *   its output is byte-identical to transformers' apply_chat_template.
+ * - "hf-jinja": @huggingface/jinja, what transformers.js uses; kept for comparison benchmarks and
+ *   as an explicit opt-in. It differs from Python on some inputs (see DESIGN.md).
+ */
+import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
+import { DeltatokError } from "../errors.js";
+
+export type RendererKind = "python" | "hf-jinja";
+
+export interface RenderOutput {
+  text: string;
+  /** [start, end) UTF-16 offsets of each `{% generation %}` body, in order. */
+  generation: Array<[number, number]>;
+}
+
+export interface ChatRenderer {
+  readonly kind: RendererKind;
+  readonly source: string;
+  /** Whether the template can call strftime_now (the date is then a render input). */
+  readonly readsClock: boolean;
+  render(vars: Record<string, unknown>, now: Date): RenderOutput;
+}
+
+/** Marks errors raised by the template's own raise_exception. */
+class RaisedByTemplate extends Error {}
+
+class HfJinjaRenderer implements ChatRenderer {
+  readonly kind = "hf-jinja" as const;
+  readonly readsClock: boolean;
+  readonly #program: ReturnType<typeof parse>;
+
+  constructor(readonly source: string) {
+    this.readsClock = source.includes("strftime_now");
+    try {
+      this.#program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
+    } catch (e) {
+      throw new DeltatokError("DT_TEMPLATE_SYNTAX", `template syntax error: ${(e as Error)?.message ?? e}`, { cause: e });
+    }
+  }
+
+  render(vars: Record<string, unknown>, now: Date): RenderOutput {
+    // The globals @huggingface/jinja's Template sets, with a settable clock and a
+    // raise_exception we can tell apart from other failures.
+    const env = new Environment();
+    const globals: Record<string, unknown> = {
+      false: false,
+      true: true,
+      none: null,
+      False: false,
+      True: true,
+      None: null,
+      range: pyRange,
+      raise_exception: (msg: unknown) => {
+        throw new RaisedByTemplate(String(msg));
+      },
+      strftime_now: (fmt: string) => simpleStrftime(fmt, now),
+    };
+    try {
+      for (const [k, v] of Object.entries(globals)) env.set(k, v);
+      for (const [k, v] of Object.entries(vars)) {
+        if (k in globals) env.variables.delete(k);
+        env.set(k, v);
+      }
+      return { text: new Interpreter(env).run(this.#program).value as string, generation: [] };
+    } catch (e) {
+      if (e instanceof RaisedByTemplate) throw new DeltatokError("DT_TEMPLATE_RAISED", e.message);
+      throw new DeltatokError("DT_TEMPLATE_RUNTIME", `template failed: ${(e as Error)?.message ?? e}`, { cause: e });
+    }
+  }
+}
+
+function pyRange(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) {
+    stop = start;
+    start = 0;
+  }
+  if (step === 0) throw new Error("range() arg 3 must not be zero");
+  const out: number[] = [];
+  if (step > 0) for (let i = start; i < stop; i += step) out.push(i);
+  else for (let i = start; i > stop; i += step) out.push(i);
+  return out;
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/** The few directives chat templates use; the python renderer implements all of them. */
+function simpleStrftime(fmt: string, d: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return fmt.replace(/%([a-zA-Z%])/g, (m, c: string) => {
+    switch (c) {
+      case "d": return pad(d.getDate());
+      case "m": return pad(d.getMonth() + 1);
+      case "Y": return String(d.getFullYear());
+      case "y": return pad(d.getFullYear() % 100);
+      case "b": return MONTHS[d.getMonth()]!.slice(0, 3);
+      case "B": return MONTHS[d.getMonth()]!;
+      case "a": return DAYS[d.getDay()]!.slice(0, 3);
+      case "A": return DAYS[d.getDay()]!;
+      case "H": return pad(d.getHours());
+      case "M": return pad(d.getMinutes());
+      case "S": return pad(d.getSeconds());
+      case "%": return "%";
+      default: return m;
+    }
+  });
+}
+
+const factories = new Map<RendererKind, (source: string) => ChatRenderer>([["hf-jinja", (s) => new HfJinjaRenderer(s)]]);
+
+/** Registers a renderer kind (used by src/template to add the "python" renderer). */
+export function registerRenderer(kind: RendererKind, factory: (source: string) => ChatRenderer): void {
+  factories.set(kind, factory);
+}
+
+/** Compiles `source` with the renderer of the given kind. Throws on an unknown kind. */
+export function createRenderer(kind: RendererKind, source: string): ChatRenderer {
+  const f = factories.get(kind);
+  if (f === undefined) {
+    throw new DeltatokError("DT_INVALID_OPTION", `unknown renderer "${String(kind)}" (known: ${[...factories.keys()].join(", ")})`);
+  }
+  return f(source);
+}

@@ -1,0 +1,131 @@
+/**
+ * The engine's answers equal a whole-text encode for every request, whatever the cache holds:
+ * growing conversations, rewritten history, repeats, branches, texts without boundary tokens,
+ * counts-only mode. Outcomes and stats are counted as documented.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { IncrementalEngine } from "../src/engine/engine.js";
+import { encoderFor } from "./helpers/tokenizers.js";
+import { hostileText } from "./helpers/texts.js";
+
+const enc = encoderFor("qwen3");
+const turn = (role: string, content: string) => `<|im_start|>${role}\n${content}<|im_end|>\n`;
+const GEN = "<|im_start|>assistant\n";
+
+function render(msgs: Array<[string, string]>, gen = true): string {
+  return msgs.map(([r, c]) => turn(r, c)).join("") + (gen ? GEN : "");
+}
+const chainOf = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => BigInt(i + 1) * 1000n + salt);
+
+function check(engine: IncrementalEngine, text: string, chain: bigint[], wantIds = true) {
+  const r = engine.tokenize(text, chain, wantIds);
+  const whole = enc.encodeWhole(text);
+  assert.equal(r.count, whole.length);
+  if (wantIds) assert.deepEqual(Array.from(r.ids ?? []), whole);
+  return r;
+}
+
+test("a growing conversation reuses its prefix and stays exact", () => {
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const msgs: Array<[string, string]> = [["system", "You are helpful."], ["user", "Hi there"]];
+  let r = check(engine, render(msgs), chainOf(2));
+  assert.equal(r.outcome, "miss");
+  let total = r.count;
+  for (let i = 0; i < 10; i++) {
+    msgs.push(["assistant", `Answer ${i} with some words.`], ["user", `Question ${i}?`]);
+    r = check(engine, render(msgs), chainOf(msgs.length));
+    assert.equal(r.outcome, "partial");
+    assert.ok(r.reused > 0);
+    total += r.count;
+  }
+  const s = engine.stats();
+  assert.equal(s.requests, 11);
+  assert.equal(s.misses, 1);
+  assert.equal(s.partial, 10);
+  assert.equal(s.conversations, 1, "one lineage for one growing conversation");
+  assert.equal(s.tokensReused + s.tokensEncoded, total, "every prompt token is either reused or encoded, once");
+  assert.ok(s.tokensReused > s.tokensEncoded, "most tokens of a growing conversation are reused");
+});
+
+test("the same render again is a hit; a rewritten history is still exact", () => {
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const msgs: Array<[string, string]> = [["system", "S"], ["user", "u1"], ["assistant", "<think>\nr\n</think>\n\na1"], ["user", "u2"]];
+  check(engine, render(msgs), chainOf(4));
+  assert.equal(check(engine, render(msgs), chainOf(4)).outcome, "hit");
+  // Qwen3-style rewrite: earlier reasoning disappears once a new user turn arrives
+  const rewritten: Array<[string, string]> = [["system", "S"], ["user", "u1"], ["assistant", "a1"], ["user", "u2"], ["assistant", "a2"], ["user", "u3"]];
+  const r = check(engine, render(rewritten), chainOf(6));
+  assert.equal(r.outcome, "partial");
+});
+
+test("no boundary inside the common prefix falls back, counted with its reason", () => {
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  check(engine, "plain text without special tokens", chainOf(1));
+  const r = check(engine, "plain text without special tokens, continued", chainOf(2));
+  assert.equal(r.outcome, "fallback");
+  assert.equal(r.reason, "no_safe_boundary");
+  assert.equal(engine.stats().fallbacks.no_safe_boundary, 1);
+});
+
+test("counts-only mode stores no ids; asking for ids re-encodes, counted", () => {
+  const engine = new IncrementalEngine(enc, { storeIds: false, maxBytes: 64 << 20 });
+  const msgs: Array<[string, string]> = [["user", "one"]];
+  check(engine, render(msgs), chainOf(1), false);
+  msgs.push(["assistant", "two"], ["user", "three"]);
+  const r = check(engine, render(msgs), chainOf(3), false);
+  assert.equal(r.outcome, "partial");
+  assert.equal(r.ids, null);
+  msgs.push(["assistant", "four"], ["user", "five"]);
+  const r2 = check(engine, render(msgs), chainOf(5), true);
+  assert.equal(r2.outcome, "fallback");
+  assert.equal(r2.reason, "ids_not_stored");
+});
+
+test("the cut point keeps a margin of the longest added token before the common prefix ends", () => {
+  // "<|im_start|>" is cached right at the end; the new text continues it into a longer
+  // sequence. Reuse must stop at a boundary whose following window is fully shared.
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const a = "<|im_start|>user\nx<|im_end|>\n<|im_start|>";
+  const b = "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<|im_end|>";
+  check(engine, a, chainOf(1));
+  check(engine, b, chainOf(2));
+});
+
+test("property: any sequence of requests (appends, edits, branches, repeats) equals whole encodes", () => {
+  const specials = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "<think>"];
+  const message = fc.tuple(fc.constantFrom("system", "user", "assistant", "tool"), hostileText(specials, 8));
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant("append" as const), msgs: fc.array(message, { minLength: 1, maxLength: 3 }) }),
+    fc.record({ kind: fc.constant("edit" as const), at: fc.nat(), msg: message }),
+    fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+    fc.record({ kind: fc.constant("gen" as const), on: fc.boolean() }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 1, maxLength: 14 }), fc.boolean(), (ops, storeIds) => {
+      const engine = new IncrementalEngine(enc, { storeIds, maxBytes: 64 << 20 });
+      let msgs: Array<[string, string]> = [["system", "sys"]];
+      let salts: bigint[] = [1n];
+      let gen = true;
+      for (const o of ops) {
+        if (o.kind === "append") {
+          msgs = [...msgs, ...o.msgs];
+          salts = [...salts, ...o.msgs.map(() => BigInt(Math.floor(Math.random() * 1e9)))];
+        } else if (o.kind === "edit" && msgs.length > 0) {
+          const i = o.at % msgs.length;
+          msgs = msgs.map((m, j) => (j === i ? o.msg : m));
+          salts = salts.map((s, j) => (j === i ? s + 1n : s));
+        } else if (o.kind === "truncate" && msgs.length > 1) {
+          const n = 1 + (o.at % msgs.length);
+          msgs = msgs.slice(0, n);
+          salts = salts.slice(0, n);
+        } else if (o.kind === "gen") gen = o.on;
+        let h = 17n;
+        const chain = salts.map((s) => (h = (h * 1_000_003n + s) % (1n << 62n)));
+        check(engine, render(msgs, gen), chain, storeIds);
+      }
+    }),
+    { numRuns: 150 },
+  );
+});

