@@ -1,0 +1,23 @@
+/**
+ * The loading layer: tokenizers (bundled, directory, tokenizer.json, hub cache), their chat
+ * templates and special tokens, template selection, and `--date` parsing.
+ *
+ * Layer: load (imports `errors` only, plus @huggingface/tokenizers and xxhash-wasm).
+ */
+
+export { BUNDLED_TOKENIZERS } from "./bundled.js";
+export { parseDate } from "./date.js";
+export { hubCacheDir } from "./hub-cache.js";
+export { clearTokenizerCache, loadTokenizer, MAX_CACHED_TOKENIZERS } from "./load.js";
+export { selectTemplate } from "./select.js";
+export type {
+  AddedTokenJson,
+  JsonValue,
+  LoadedTokenizer,
+  LoadOptions,
+  TemplateRequest,
+  TokenizerComponentJson,
+  TokenizerJson,
+  TokenizerModelJson,
+  TokenizerOrigin,
+} from "./types.js";

@@ -1,0 +1,145 @@
+/**
+ * Checking a parsed tokenizer.json and building the runtime tokenizer from it.
+ *
+ * Layer: load.
+ */
+
+import { Tokenizer } from "@huggingface/tokenizers";
+
+import { DeltatokError } from "../errors.js";
+import type { AddedTokenJson, TokenizerComponentJson, TokenizerJson, TokenizerModelJson } from "./types.js";
+
+/** Model types the runtime tokenizer implements (WordLevel through its vocabulary-lookup model). */
+const SUPPORTED_MODELS = new Set(["BPE", "WordPiece", "Unigram", "WordLevel"]);
+const COMPONENTS = ["normalizer", "pre_tokenizer", "post_processor", "decoder"] as const;
+
+function invalid(file: string, message: string, field?: string): DeltatokError {
+  return new DeltatokError("DT_TOKENIZER_INVALID", `${file}: ${message}`, field === undefined ? {} : { path: field });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** The model type the Rust `tokenizers` crate would infer for a model without `type`. */
+function inferModelType(model: Record<string, unknown>): string {
+  if ("merges" in model) return "BPE";
+  if (Array.isArray(model["vocab"])) return "Unigram";
+  if ("continuing_subword_prefix" in model || "max_input_chars_per_word" in model) return "WordPiece";
+  return "WordLevel";
+}
+
+function checkAddedToken(raw: unknown, i: number, file: string): AddedTokenJson {
+  const field = `added_tokens[${i}]`;
+  if (!isObject(raw)) throw invalid(file, `${field} must be an object`, field);
+  const { id, content } = raw;
+  if (typeof id !== "number" || !Number.isInteger(id) || id < 0) {
+    throw invalid(file, `${field}.id must be a non-negative integer`, `${field}.id`);
+  }
+  if (typeof content !== "string" || content === "") {
+    throw invalid(file, `${field}.content must be a non-empty string`, `${field}.content`);
+  }
+  const flag = (name: string, dflt: boolean): boolean => {
+    const v = raw[name];
+    if (v === undefined || v === null) return dflt;
+    if (typeof v !== "boolean") throw invalid(file, `${field}.${name} must be true or false`, `${field}.${name}`);
+    return v;
+  };
+  const special = flag("special", false);
+  const token: AddedTokenJson = {
+    id,
+    content,
+    special,
+    lstrip: flag("lstrip", false),
+    rstrip: flag("rstrip", false),
+    single_word: flag("single_word", false),
+    normalized: flag("normalized", !special),
+  };
+  return token;
+}
+
+/**
+ * Checks the parts of tokenizer.json deltatok relies on and returns the typed view: a new top-level
+ * object whose `added_tokens` entries carry every flag and whose `model` carries its `type`
+ * (vocabularies and merges are shared with `parsed`, not copied).
+ */
+export function checkTokenizerJson(parsed: unknown, file: string): TokenizerJson {
+  if (!isObject(parsed)) throw invalid(file, "must hold a JSON object");
+  const model = parsed["model"];
+  if (model === undefined) throw invalid(file, 'has no "model"', "model");
+  if (!isObject(model)) throw invalid(file, '"model" must be an object', "model");
+  const rawType = model["type"];
+  if (rawType !== undefined && typeof rawType !== "string") throw invalid(file, "model.type must be a string", "model.type");
+  const type = rawType ?? inferModelType(model);
+  if (!SUPPORTED_MODELS.has(type)) {
+    throw invalid(
+      file,
+      `model.type "${type}" is not supported (supported: ${[...SUPPORTED_MODELS].join(", ")})`,
+      "model.type",
+    );
+  }
+  const added = parsed["added_tokens"];
+  if (added === undefined) throw invalid(file, 'has no "added_tokens"', "added_tokens");
+  if (!Array.isArray(added)) throw invalid(file, '"added_tokens" must be a list', "added_tokens");
+  const addedTokens = added.map((t: unknown, i) => checkAddedToken(t, i, file));
+
+  const out: Record<string, unknown> = { ...parsed };
+  for (const key of COMPONENTS) {
+    const v = parsed[key];
+    if (v === undefined || v === null) out[key] = null;
+    else if (!isObject(v) || typeof v["type"] !== "string") {
+      throw invalid(file, `"${key}" must be null or an object with a string "type"`, key);
+    }
+  }
+  out["added_tokens"] = addedTokens;
+  out["model"] = rawType === undefined ? { ...model, type } : model;
+  return out as unknown as TokenizerJson;
+}
+
+/** Builds the @huggingface/tokenizers instance; its failures become DT_TOKENIZER_INVALID. */
+export function buildTokenizer(json: TokenizerJson, runtimeConfig: Record<string, unknown>, file: string): Tokenizer {
+  // The runtime's vocabulary-lookup model takes its unknown token from the config; WordLevel
+  // keeps it in the model.
+  let config = runtimeConfig;
+  const unk = json.model["unk_token"];
+  if (json.model.type === "WordLevel" && typeof unk === "string" && typeof config["unk_token"] !== "string") {
+    config = { ...config, unk_token: unk };
+  }
+  try {
+    return new Tokenizer(json, config);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new DeltatokError("DT_TOKENIZER_INVALID", `${file}: @huggingface/tokenizers rejects it: ${why}`, {
+      cause: e,
+    });
+  }
+}
+
+/**
+ * Freezes the typed view: the top level, added tokens, pipeline components (deeply), and the model
+ * object with its vocabulary and merges list (not each merge pair: that would cost up to 0.3 s on
+ * large vocabularies for no benefit).
+ */
+export function freezeTokenizerJson(json: TokenizerJson): void {
+  const stackFreeze = (root: unknown): void => {
+    const stack: unknown[] = [root];
+    while (stack.length > 0) {
+      const v = stack.pop();
+      if (v === null || typeof v !== "object" || Object.isFrozen(v)) continue;
+      Object.freeze(v);
+      for (const child of Object.values(v)) if (child !== null && typeof child === "object") stack.push(child);
+    }
+  };
+  for (const t of json.added_tokens) Object.freeze(t);
+  Object.freeze(json.added_tokens);
+  for (const key of COMPONENTS) {
+    const c: TokenizerComponentJson | null = json[key];
+    if (c !== null) stackFreeze(c);
+  }
+  const model: TokenizerModelJson = json.model;
+  for (const value of Object.values(model)) {
+    if (value !== null && typeof value === "object") Object.freeze(value);
+  }
+  Object.freeze(model);
+  Object.freeze(json);
+}
