@@ -53,3 +53,24 @@ export function specialTexts(name: TokenizerName): string[] {
     .map((t) => t.content)
     .slice(0, 40);
 }
+
+/** Hand-made tokenizers exercising the edges of the reuse invariant (scripts/make-synthetic-tokenizers.mjs). */
+export const SYNTHETIC_NAMES = ["metaspace-first", "overlapping-added", "stripping-added"] as const;
+export type SyntheticName = (typeof SYNTHETIC_NAMES)[number];
+
+export function syntheticDir(name: SyntheticName): string {
+  return new URL(`../fixtures/tokenizers/${name}/`, import.meta.url).pathname;
+}
+
+export function syntheticTokenizer(name: SyntheticName): RawTokenizer {
+  const key = `synthetic:${name}`;
+  let t = cache.get(key);
+  if (t === undefined) {
+    const dir = syntheticDir(name);
+    const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
+    const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
+    t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
+    cache.set(key, t);
+  }
+  return t;
+}

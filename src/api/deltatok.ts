@@ -1,0 +1,261 @@
+/**
+ * The public entry point: a validating class over the render → cache → tokenize pipeline.
+ *
+ * ```ts
+ * const dt = await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30" });
+ * const isl = dt.countPrompt(messages.slice(0, k), { tools });   // prompt tokens of request k
+ * const osl = dt.countMessage(messages[k]);                        // tokens of the answer
+ * ```
+ */
+import { DeltatokError, toDeltatokError } from "../errors.js";
+import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
+import { parseDate } from "../load/date.js";
+import { createRenderer, type ChatRenderer } from "../render/renderer.js";
+import {
+  parseToolArguments,
+  validateDocuments,
+  validateKwargs,
+  validateMessage,
+  validateMessages,
+  validateTools,
+  type JsonParser,
+} from "../render/messages.js";
+import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.js";
+import { ChainHasher } from "../cache/chain.js";
+import { initHasher } from "../cache/hash.js";
+import { TokenEncoder } from "../tokenize/encoder.js";
+import { IncrementalEngine, type EngineStats, type PromptTokens } from "../engine/engine.js";
+import {
+  checkPromptOptions,
+  resolveOptions,
+  type DeltatokOptions,
+  type MessageOptions,
+  type PromptOptions,
+  type ResolvedOptions,
+} from "./options.js";
+import { pythonJsonParser } from "./json.js";
+
+/** Result of {@link Deltatok.tokenizePrompt}. */
+export interface PromptResult {
+  /** Number of tokens (ISL when add_generation_prompt is true). */
+  count: number;
+  /** Token ids, when asked for. */
+  ids: Uint32Array | null;
+  /** Tokens taken from the cache instead of being encoded. */
+  reused: number;
+  /** hit | partial | miss | fallback (see DESIGN.md). */
+  outcome: PromptTokens["outcome"];
+  /** Why a cached conversation could not be reused (outcome "fallback"). */
+  reason?: PromptTokens["reason"];
+}
+
+export interface DeltatokStats extends EngineStats {
+  /** Milliseconds spent rendering templates. */
+  renderMs: number;
+  /** Milliseconds spent tokenizing (including cache work). */
+  tokenizeMs: number;
+}
+
+const TEMPLATE_CACHE_MAX = 32;
+const USER_EMPTY = Object.freeze({ role: "user", content: "" });
+const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
+
+export class Deltatok {
+  readonly #opts: ResolvedOptions;
+  readonly #loaded: LoadedTokenizer;
+  readonly #encoder: TokenEncoder;
+  readonly #engine: IncrementalEngine;
+  readonly #chains = new ChainHasher();
+  readonly #renderers = new Map<string, ChatRenderer>();
+  readonly #oslBaseline = new Map<string, number>();
+  readonly #parseJson: JsonParser = pythonJsonParser;
+  #renderMs = 0;
+  #tokenizeMs = 0;
+
+  private constructor(opts: ResolvedOptions, loaded: LoadedTokenizer) {
+    this.#opts = opts;
+    this.#loaded = loaded;
+    this.#encoder = new TokenEncoder(loaded);
+    this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes });
+  }
+
+  /** Loads the tokenizer and templates. Rejects with a coded DeltatokError. */
+  static async create(options: DeltatokOptions = {}): Promise<Deltatok> {
+    const opts = resolveOptions(options, parseDate);
+    await initHasher();
+    const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
+    if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
+    if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
+    const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
+    return new Deltatok(opts, loaded);
+  }
+
+  /** The resolved options. */
+  get options(): ResolvedOptions {
+    return this.#opts;
+  }
+
+  /** The loaded tokenizer (identity, files, templates). */
+  get tokenizer(): LoadedTokenizer {
+    return this.#loaded;
+  }
+
+  /** ISL: tokens of the rendered prompt (generation prompt included by default). */
+  countPrompt(messages: readonly unknown[], options?: PromptOptions): number {
+    return this.tokenizePrompt(messages, options, false).count;
+  }
+
+  /** Token ids of the rendered prompt. */
+  encodePrompt(messages: readonly unknown[], options?: PromptOptions): Uint32Array {
+    return this.tokenizePrompt(messages, options, true).ids as Uint32Array;
+  }
+
+  /** Count (and ids when `withIds`) of a prompt, with how the cache answered. */
+  tokenizePrompt(messages: readonly unknown[], options?: PromptOptions, withIds = false): PromptResult {
+    try {
+      const p = checkPromptOptions(options);
+      const { text, key } = this.#renderPrompt(messages, p);
+      const t0 = performance.now();
+      try {
+        if (this.#opts.mode === "full") return this.#engine.tokenizeFull(text, withIds);
+        return this.#engine.tokenize(text, this.#chains.chain(key, messages), withIds);
+      } finally {
+        this.#tokenizeMs += performance.now() - t0;
+      }
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */
+  renderPrompt(messages: readonly unknown[], options?: PromptOptions): string {
+    try {
+      return this.#renderPrompt(messages, checkPromptOptions(options)).text;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * OSL of a structured assistant message: count(render([U, m])) − count(render([U, E])),
+   * at least 0, with U an empty user message, E an empty assistant message, m's null content as
+   * "", no tools and no generation prompt (MLCommons endpoints' definition; framing and the
+   * end-of-turn token are not counted).
+   */
+  countMessage(message: unknown, options?: MessageOptions): number {
+    try {
+      const p = checkPromptOptions(options);
+      validateMessage(message, "message");
+      let m = message as Record<string, unknown>;
+      if (m.content === null || m.content === undefined) m = { ...m, content: "" };
+      const base: PromptOptions = { add_generation_prompt: false, tools: null };
+      if (p.chat_template !== undefined) base.chat_template = p.chat_template;
+      if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
+      if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
+      const withMessage = this.#renderPrompt([USER_EMPTY, m], base);
+      const t0 = performance.now();
+      const full = this.#encoder.encodeWhole(withMessage.text).length;
+      const baseKey = withMessage.key.toString(16);
+      let baseline = this.#oslBaseline.get(baseKey);
+      if (baseline === undefined) {
+        const framing = this.#renderPrompt([USER_EMPTY, ASSISTANT_EMPTY], base).text;
+        baseline = this.#encoder.encodeWhole(framing).length;
+        if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
+        this.#oslBaseline.set(baseKey, baseline);
+      }
+      this.#tokenizeMs += performance.now() - t0;
+      return Math.max(0, full - baseline);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Tokens of plain text (add_special_tokens=False). */
+  countText(text: string): number {
+    try {
+      if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `text must be a string, got ${typeof text}`, { path: "text" });
+      if (!text.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
+      if (text.length > this.#opts.maxPromptChars) {
+        throw new DeltatokError("DT_INPUT_TOO_LARGE", `text is longer than ${this.#opts.maxPromptChars} characters`, { path: "text" });
+      }
+      const t0 = performance.now();
+      const n = this.#encoder.encodeWhole(text).length;
+      this.#tokenizeMs += performance.now() - t0;
+      return n;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Cache and work counters. */
+  stats(): DeltatokStats {
+    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs };
+  }
+
+  /** Drops every cached conversation. */
+  clearCache(): void {
+    this.#engine.clear();
+  }
+
+  /** Validates, selects and compiles the template, renders; returns text and cache key. */
+  #renderPrompt(messages: readonly unknown[], p: PromptOptions): { text: string; key: bigint } {
+    validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
+    validateTools(p.tools);
+    validateDocuments(p.documents);
+    validateKwargs(p.chat_template_kwargs);
+    const kwargs = p.chat_template_kwargs ?? null;
+    if (kwargs !== null) {
+      for (const k of RESERVED_TEMPLATE_KEYS) {
+        if (Object.hasOwn(kwargs, k)) {
+          throw new DeltatokError("DT_INVALID_KWARGS", `chat_template_kwargs may not set "${k}" (apply_chat_template passes it itself)`, {
+            path: `chat_template_kwargs.${k}`,
+          });
+        }
+      }
+    }
+    const agp = p.add_generation_prompt ?? true;
+    const pta = p.parse_tool_arguments ?? false;
+    const tools = p.tools ?? null;
+    const source = selectTemplate(this.#loaded, { chatTemplate: p.chat_template ?? undefined, hasTools: tools !== null });
+    const renderer = this.#renderer(source);
+    const msgs = pta ? parseToolArguments(messages, this.#parseJson) : messages;
+    const now = this.#opts.date ?? new Date();
+    const vars = templateVariables(
+      { messages: msgs, tools, documents: p.documents ?? null, add_generation_prompt: agp, chat_template_kwargs: kwargs },
+      this.#loaded.specialTokens,
+    );
+    const t0 = performance.now();
+    let text: string;
+    try {
+      text = renderer.render(vars, now).text;
+    } finally {
+      this.#renderMs += performance.now() - t0;
+    }
+    if (text.length > this.#opts.maxPromptChars * 4) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `rendered prompt is ${text.length} characters, over 4 × maxPromptChars`);
+    }
+    const dateKey = renderer.readsClock ? (this.#opts.dateKey ?? now.toISOString().slice(0, 10)) : "";
+    const key = this.#chains.key([
+      this.#loaded.id,
+      this.#loaded.specialTokens,
+      source,
+      tools,
+      p.documents ?? null,
+      kwargs,
+      agp ? "g1" : "g0",
+      pta ? "p1" : "p0",
+      dateKey,
+    ]);
+    return { text, key };
+  }
+
+  #renderer(source: string): ChatRenderer {
+    let r = this.#renderers.get(source);
+    if (r === undefined) {
+      r = createRenderer(this.#opts.renderer, source);
+      if (this.#renderers.size >= TEMPLATE_CACHE_MAX) this.#renderers.delete(this.#renderers.keys().next().value as string);
+      this.#renderers.set(source, r);
+    }
+    return r;
+  }
+}

@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+/**
+ * The deltatok command line. Exit codes: 0 the job ran (per-request errors are in the output and
+ * the summary; `--strict` turns them into exit 1), 1 a fatal error (tokenizer or template could
+ * not be loaded, corpus unreadable), 2 a usage error (unknown flag, bad flag value).
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { writeFile } from "node:fs/promises";
+import { DeltatokError, toDeltatokError } from "../errors.js";
+import { Deltatok } from "../api/deltatok.js";
+import type { DeltatokOptions } from "../api/options.js";
+import { JsonlWriter } from "./output.js";
+import { replayCorpus } from "./replay.js";
+import { renderCorpus } from "./render.js";
+import { runDemo } from "./demo.js";
+
+const HELP = `deltatok — exact, incremental chat-template token counts
+
+Usage:
+  deltatok replay <corpus.jsonl> [options]   ISL and OSL of every request (JSONL out)
+  deltatok render <corpus.jsonl> [options]   rendered-text hashes of every request (JSONL out)
+  deltatok demo                              replay the bundled corpus slice, incremental vs full
+  deltatok help | --version
+
+A corpus line is {"id", "messages", "tools"?, "chat_template_kwargs"?}. Request k of a
+conversation is messages[:k] + generation prompt, for every assistant message k.
+
+Options:
+  --tokenizer NAME|DIR|ID      bundled name (qwen3, deepseek_v3, llama3_1, gemma3, gptoss), a
+                               directory with tokenizer.json, or a model id in the HF hub cache
+                               (default qwen3)
+  --template FILE              chat template (.jinja, or .json with "chat_template")
+  --chat-template-kwargs JSON  extra template variables, e.g. '{"enable_thinking":false}'
+  --date YYYY-MM-DD            date seen by strftime_now (default: today)
+  --parse-tool-arguments       parse JSON-string tool-call arguments into objects first
+  --mode incremental|full      reuse cached prefixes, or re-render+re-tokenize everything
+  --renderer python|hf-jinja   template renderer (default python: exactly transformers)
+  --out FILE                   output JSONL (default stdout)
+  --summary FILE               write a JSON summary of the run
+  --no-osl                     replay: skip OSL
+  --final                      render: add one record per whole conversation (index "final")
+  --text                       render: include the rendered text
+  --counts-only                keep no token ids in the cache
+  --cache-mb N                 cache bound in MiB (default 256)
+  --max-prompt-chars N         largest prompt accepted (default 16000000)
+  --progress / --no-progress   progress on stderr (default: when stderr is a terminal)
+  --strict                     exit 1 when any request failed
+`;
+
+const OPTIONS = {
+  tokenizer: { type: "string" },
+  template: { type: "string" },
+  "chat-template-kwargs": { type: "string" },
+  date: { type: "string" },
+  "parse-tool-arguments": { type: "boolean" },
+  mode: { type: "string" },
+  renderer: { type: "string" },
+  out: { type: "string" },
+  summary: { type: "string" },
+  "no-osl": { type: "boolean" },
+  final: { type: "boolean" },
+  text: { type: "boolean" },
+  "counts-only": { type: "boolean" },
+  "cache-mb": { type: "string" },
+  "max-prompt-chars": { type: "string" },
+  progress: { type: "boolean" },
+  "no-progress": { type: "boolean" },
+  strict: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+} as const satisfies ParseArgsConfig["options"];
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+class UsageError extends Error {}
+
+/** Startup failures caused by a flag value: reported as usage errors (exit 2). */
+const USAGE_CODES = new Set<string>(["DT_INVALID_OPTION", "DT_INVALID_DATE", "DT_INVALID_KWARGS"]);
+
+function intFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
+  return n;
+}
+
+function engineOptions(v: Values): DeltatokOptions {
+  const o: DeltatokOptions = {};
+  if (v.tokenizer !== undefined) o.tokenizer = v.tokenizer;
+  if (v.template !== undefined) o.chatTemplateFile = v.template;
+  if (v.date !== undefined) o.date = v.date;
+  if (v.mode !== undefined) {
+    if (v.mode !== "incremental" && v.mode !== "full") throw new UsageError(`--mode must be incremental or full, got ${v.mode}`);
+    o.mode = v.mode;
+  }
+  if (v.renderer !== undefined) {
+    if (v.renderer !== "python" && v.renderer !== "hf-jinja") throw new UsageError(`--renderer must be python or hf-jinja, got ${v.renderer}`);
+    o.renderer = v.renderer;
+  }
+  if (v["counts-only"] === true) o.storeIds = false;
+  const mb = intFlag(v["cache-mb"], "cache-mb");
+  if (mb !== undefined) o.cacheBytes = mb * 1024 * 1024;
+  const mpc = intFlag(v["max-prompt-chars"], "max-prompt-chars");
+  if (mpc !== undefined) o.maxPromptChars = mpc;
+  return o;
+}
+
+function kwargsFlag(v: Values): Record<string, unknown> | null {
+  const s = v["chat-template-kwargs"];
+  if (s === undefined) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(s);
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_KWARGS", `--chat-template-kwargs is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new DeltatokError("DT_INVALID_KWARGS", "--chat-template-kwargs must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function progressFlag(v: Values): boolean | undefined {
+  if (v["no-progress"] === true) return false;
+  if (v.progress === true) return true;
+  return undefined;
+}
+
+async function loadEngine(v: Values): Promise<{ dt: Deltatok; loadSeconds: number }> {
+  const t0 = performance.now();
+  const dt = await Deltatok.create(engineOptions(v));
+  return { dt, loadSeconds: (performance.now() - t0) / 1000 };
+}
+
+async function cmdReplay(file: string, v: Values): Promise<number> {
+  const kwargs = kwargsFlag(v);
+  const { dt, loadSeconds } = await loadEngine(v);
+  const out = new JsonlWriter(v.out);
+  const summary = await replayCorpus(
+    dt,
+    file,
+    { chatTemplateKwargs: kwargs, parseToolArguments: v["parse-tool-arguments"] === true, osl: v["no-osl"] !== true, progress: progressFlag(v) },
+    (r) => out.write(r),
+    loadSeconds,
+  );
+  await out.close();
+  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
+  return v.strict === true && summary.errors > 0 ? 1 : 0;
+}
+
+async function cmdRender(file: string, v: Values): Promise<number> {
+  const kwargs = kwargsFlag(v);
+  const { dt, loadSeconds } = await loadEngine(v);
+  const out = new JsonlWriter(v.out);
+  const summary = await renderCorpus(
+    dt,
+    file,
+    {
+      chatTemplateKwargs: kwargs,
+      parseToolArguments: v["parse-tool-arguments"] === true,
+      final: v.final === true,
+      text: v.text === true,
+      progress: progressFlag(v),
+    },
+    (r) => out.write(r),
+    loadSeconds,
+  );
+  await out.close();
+  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
+  return v.strict === true && summary.errors > 0 ? 1 : 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    process.stderr.write(`deltatok: ${(e as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.version === true) {
+    process.stdout.write(`${await version()}\n`);
+    return 0;
+  }
+  const [cmd, ...rest] = positionals;
+  if (v.help === true || cmd === undefined || cmd === "help") {
+    process.stdout.write(HELP);
+    return cmd === undefined && v.help !== true ? 2 : 0;
+  }
+  try {
+    switch (cmd) {
+      case "replay":
+      case "render": {
+        if (rest.length !== 1) throw new UsageError(`${cmd} takes exactly one corpus file`);
+        return cmd === "replay" ? await cmdReplay(rest[0] as string, v) : await cmdRender(rest[0] as string, v);
+      }
+      case "demo":
+        return await runDemo(engineOptions(v));
+      default:
+        throw new UsageError(`unknown command "${cmd}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`deltatok: ${e.message}\n(see deltatok help)\n`);
+      return 2;
+    }
+    const err = toDeltatokError(e);
+    process.stderr.write(`deltatok: ${err.code}: ${err.message}\n`);
+    return USAGE_CODES.has(err.code) ? 2 : 1;
+  }
+}
+
+async function version(): Promise<string> {
+  const { readFile } = await import("node:fs/promises");
+  const pkg = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(await realpath(process.argv[1])).href;
+async function realpath(p: string): Promise<string> {
+  const { realpath: rp } = await import("node:fs/promises");
+  return rp(p).catch(() => p);
+}
+if (isMain) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`deltatok: internal error: ${(e as Error)?.stack ?? e}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
