@@ -36,7 +36,6 @@ export const ERROR_CODES = {
   DT_TEMPLATE_BUDGET: "the chat template exceeded its step or output-size budget",
   // ---- tokenization / engine ---------------------------------------------------------------
   DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
-  DT_IDS_NOT_STORED: "token ids were asked of an engine in counts-only mode",
   // ---- pool and queue ----------------------------------------------------------------------
   DT_WORKER_STARTUP: "a worker failed to load the tokenizer/template or missed its warm-up budget",
   DT_WORKER_CRASHED: "a worker died while holding the item, and the one retry failed too",
