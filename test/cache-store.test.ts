@@ -2,10 +2,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ConversationStore, snapshotBytes, type Snapshot } from "../src/cache/store.js";
+import { Track } from "../src/cache/track.js";
 
 function snap(chain: bigint[], text = "x".repeat(100)): Snapshot {
-  const e = new Uint32Array(0);
-  return { text, ids: new Uint32Array(10), count: 10, boundaryEnds: e, boundaryCounts: e, boundaryIds: e, chain };
+  const track = new Track(true, 16);
+  track.ids?.pushAll(new Uint32Array(10));
+  return { segments: [text], segmentEnds: [text.length], length: text.length, track, count: 10, nBounds: 0, chain, trace: null, traceBytes: 0 };
 }
 
 test("lookup finds the snapshot sharing the longest message prefix", () => {

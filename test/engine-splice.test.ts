@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { IncrementalEngine } from "../src/engine/engine.js";
+import { IncrementalEngine, wholeText, type Rendered } from "../src/engine/engine.js";
 import { encoderFor } from "./helpers/tokenizers.js";
 import { hostileText } from "./helpers/texts.js";
 
@@ -19,8 +19,18 @@ function render(msgs: Array<[string, string]>, gen = true): string {
 }
 const chainOf = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => BigInt(i + 1) * 1000n + salt);
 
-function check(engine: IncrementalEngine, text: string, chain: bigint[], wantIds = true) {
-  const r = engine.tokenize(text, chain, wantIds);
+/** As one segment, or split at message turns (like an incremental renderer) with the leading segments equal to the cached snapshot's reported as reused. */
+function rendered(engine: IncrementalEngine, text: string, chain: bigint[], segmented: boolean): Rendered {
+  if (!segmented) return wholeText(text);
+  const segments = text.split(/(?<=<\|im_end\|>\n)/);
+  const prev = engine.lookup(chain)?.snapshot.segments ?? [];
+  let reused = 0;
+  while (reused < Math.min(prev.length, segments.length) && prev[reused] === segments[reused]) reused++;
+  return { segments, reusedSegments: reused, trace: null, traceBytes: 0 };
+}
+
+function check(engine: IncrementalEngine, text: string, chain: bigint[], wantIds = true, segmented = false) {
+  const r = engine.tokenize(rendered(engine, text, chain, segmented), chain, wantIds, engine.lookup(chain));
   const whole = enc.encodeWhole(text);
   assert.equal(r.count, whole.length);
   if (wantIds) assert.deepEqual(Array.from(r.ids ?? []), whole);
@@ -93,7 +103,7 @@ test("the cut point keeps a margin of the longest added token before the common 
   check(engine, b, chainOf(2));
 });
 
-test("property: any sequence of requests (appends, edits, branches, repeats) equals whole encodes", () => {
+test("property: any sequence of requests (appends, edits, branches, repeats), whole or segmented, equals whole encodes", () => {
   const specials = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "<think>"];
   const message = fc.tuple(fc.constantFrom("system", "user", "assistant", "tool"), hostileText(specials, 8));
   const op = fc.oneof(
@@ -101,13 +111,15 @@ test("property: any sequence of requests (appends, edits, branches, repeats) equ
     fc.record({ kind: fc.constant("edit" as const), at: fc.nat(), msg: message }),
     fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
     fc.record({ kind: fc.constant("gen" as const), on: fc.boolean() }),
+    fc.record({ kind: fc.constant("revisit" as const), at: fc.nat() }),
   );
   fc.assert(
-    fc.property(fc.array(op, { minLength: 1, maxLength: 14 }), fc.boolean(), (ops, storeIds) => {
+    fc.property(fc.array(op, { minLength: 1, maxLength: 14 }), fc.boolean(), fc.boolean(), (ops, storeIds, segmented) => {
       const engine = new IncrementalEngine(enc, { storeIds, maxBytes: 64 << 20 });
       let msgs: Array<[string, string]> = [["system", "sys"]];
       let salts: bigint[] = [1n];
       let gen = true;
+      const seen: Array<[Array<[string, string]>, bigint[]]> = [];
       for (const o of ops) {
         if (o.kind === "append") {
           msgs = [...msgs, ...o.msgs];
@@ -121,11 +133,31 @@ test("property: any sequence of requests (appends, edits, branches, repeats) equ
           msgs = msgs.slice(0, n);
           salts = salts.slice(0, n);
         } else if (o.kind === "gen") gen = o.on;
+        else if (o.kind === "revisit" && seen.length > 0) [msgs, salts] = seen[o.at % seen.length] as [typeof msgs, bigint[]];
+        seen.push([msgs, salts]);
         let h = 17n;
         const chain = salts.map((s) => (h = (h * 1_000_003n + s) % (1n << 62n)));
-        check(engine, render(msgs, gen), chain, storeIds);
+        check(engine, render(msgs, gen), chain, storeIds, segmented);
       }
     }),
     { numRuns: 150 },
   );
+});
+
+test("a growing conversation keeps one track and extends it in place", () => {
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const msgs: Array<[string, string]> = [["system", "S"], ["user", "q0"]];
+  check(engine, render(msgs), chainOf(2), true, true);
+  const track = engine.lookup(chainOf(2))?.snapshot.track;
+  for (let i = 1; i < 6; i++) {
+    msgs.push(["assistant", `a${i}`], ["user", `q${i}`]);
+    check(engine, render(msgs), chainOf(msgs.length), true, true);
+    assert.equal(engine.lookup(chainOf(msgs.length))?.snapshot.track, track, "same track object");
+  }
+  // a branch from an earlier point copies, leaving the main line intact
+  const branch: Array<[string, string]> = [...msgs.slice(0, 4), ["user", "other"]];
+  const bchain = [...chainOf(4), 999n];
+  check(engine, render(branch), bchain, true, true);
+  assert.notEqual(engine.lookup(bchain)?.snapshot.track, track);
+  check(engine, render(msgs), chainOf(msgs.length), true, true);
 });

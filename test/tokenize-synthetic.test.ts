@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import fc from "fast-check";
 import { TokenEncoder, U32List, newBoundaries } from "../src/tokenize/encoder.js";
-import { IncrementalEngine } from "../src/engine/engine.js";
+import { IncrementalEngine, wholeText } from "../src/engine/engine.js";
 import { SYNTHETIC_NAMES, syntheticDir, syntheticTokenizer, type SyntheticName } from "./helpers/tokenizers.js";
 
 const { Tokenizer: RustTokenizer } = createRequire(import.meta.url)("tokenizers") as {
@@ -65,7 +65,7 @@ for (const name of SYNTHETIC_NAMES) {
           const [piece, restart] = steps[i] as [string, boolean];
           // grow the text, or replace its tail (history rewrite / generation prompt swap)
           t = restart ? t.slice(0, Math.floor(t.length / 2)) + piece : t + piece;
-          const r = engine.tokenize(t, [1n, BigInt(i + 2)], true);
+          const r = engine.tokenize(wholeText(t), [1n, BigInt(i + 2)], true, engine.lookup([1n, BigInt(i + 2)]));
           assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole(t), JSON.stringify(t));
         }
       }),
@@ -77,8 +77,8 @@ for (const name of SYNTHETIC_NAMES) {
 test("overlapping-added: a token that starts before a cached boundary and ends after it forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
   const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize("<u> hi q<t>", [1n], true); // "<t>" is a boundary here...
-  const r = engine.tokenize("<u> hi q<t>r", [1n, 2n], true); // ...but "q<t>r" is one token here
+  engine.tokenize(wholeText("<u> hi q<t>"), [1n], true, engine.lookup([1n])); // "<t>" is a boundary here...
+  const r = engine.tokenize(wholeText("<u> hi q<t>r"), [1n, 2n], true, engine.lookup([1n, 2n])); // ...but "q<t>r" is one token here
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi q<t>r"));
   assert.equal(r.outcome, "partial", "reuse stops at the earlier boundary <u>");
   assert.equal(r.reused, 1);
@@ -87,8 +87,8 @@ test("overlapping-added: a token that starts before a cached boundary and ends a
 test("overlapping-added: a longer token starting at a cached boundary token forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
   const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize("<u> hi <t>", [1n], true);
-  const r = engine.tokenize("<u> hi <t>x", [1n, 2n], true);
+  engine.tokenize(wholeText("<u> hi <t>"), [1n], true, engine.lookup([1n]));
+  const r = engine.tokenize(wholeText("<u> hi <t>x"), [1n, 2n], true, engine.lookup([1n, 2n]));
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi <t>x"));
   assert.equal(r.reused, 1);
 });
@@ -96,8 +96,8 @@ test("overlapping-added: a longer token starting at a cached boundary token forb
 test("metaspace-first: the piece after a cut is tokenized as a non-first section", () => {
   const enc = new TokenEncoder(syntheticTokenizer("metaspace-first"));
   const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize("[INST]hello[/INST]", [1n], true);
-  const r = engine.tokenize("[INST]hello[/INST]hello world", [1n, 2n], true);
+  engine.tokenize(wholeText("[INST]hello[/INST]"), [1n], true, engine.lookup([1n]));
+  const r = engine.tokenize(wholeText("[INST]hello[/INST]hello world"), [1n, 2n], true, engine.lookup([1n, 2n]));
   assert.equal(r.outcome, "partial");
   const whole = enc.encodeWhole("[INST]hello[/INST]hello world");
   assert.deepEqual(Array.from(r.ids ?? []), whole);

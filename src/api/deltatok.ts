@@ -24,7 +24,7 @@ import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.j
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
-import { IncrementalEngine, type EngineStats, type PromptTokens } from "../engine/engine.js";
+import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens } from "../engine/engine.js";
 import {
   checkPromptOptions,
   resolveOptions,
@@ -57,6 +57,15 @@ export interface DeltatokStats extends EngineStats {
 }
 
 const TEMPLATE_CACHE_MAX = 32;
+
+/** A validated request, ready to render. */
+interface Prepared {
+  readonly renderer: ChatRenderer;
+  readonly vars: Record<string, unknown>;
+  readonly now: Date;
+  /** Cache key: everything besides the messages that shapes the render. */
+  readonly key: bigint;
+}
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
 
@@ -114,11 +123,22 @@ export class Deltatok {
   tokenizePrompt(messages: readonly unknown[], options?: PromptOptions, withIds = false): PromptResult {
     try {
       const p = checkPromptOptions(options);
-      const { text, key } = this.#renderPrompt(messages, p);
+      const prepared = this.#prepare(messages, p);
+      if (this.#opts.mode === "full") {
+        const text = this.#render(prepared);
+        const t0 = performance.now();
+        try {
+          return this.#engine.tokenizeFull(text, withIds);
+        } finally {
+          this.#tokenizeMs += performance.now() - t0;
+        }
+      }
+      const chain = this.#chains.chain(prepared.key, messages);
+      const found = this.#engine.lookup(chain);
+      const rendered = wholeText(this.#render(prepared));
       const t0 = performance.now();
       try {
-        if (this.#opts.mode === "full") return this.#engine.tokenizeFull(text, withIds);
-        return this.#engine.tokenize(text, this.#chains.chain(key, messages), withIds);
+        return this.#engine.tokenize(rendered, chain, withIds, found);
       } finally {
         this.#tokenizeMs += performance.now() - t0;
       }
@@ -130,7 +150,7 @@ export class Deltatok {
   /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */
   renderPrompt(messages: readonly unknown[], options?: PromptOptions): string {
     try {
-      return this.#renderPrompt(messages, checkPromptOptions(options)).text;
+      return this.#render(this.#prepare(messages, checkPromptOptions(options)));
     } catch (e) {
       throw toDeltatokError(e);
     }
@@ -152,13 +172,14 @@ export class Deltatok {
       if (p.chat_template !== undefined) base.chat_template = p.chat_template;
       if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
       if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
-      const withMessage = this.#renderPrompt([USER_EMPTY, m], base);
+      const withMessage = this.#prepare([USER_EMPTY, m], base);
+      const text = this.#render(withMessage);
       const t0 = performance.now();
-      const full = this.#encoder.encodeWhole(withMessage.text).length;
+      const full = this.#encoder.encodeWhole(text).length;
       const baseKey = withMessage.key.toString(16);
       let baseline = this.#oslBaseline.get(baseKey);
       if (baseline === undefined) {
-        const framing = this.#renderPrompt([USER_EMPTY, ASSISTANT_EMPTY], base).text;
+        const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base));
         baseline = this.#encoder.encodeWhole(framing).length;
         if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
         this.#oslBaseline.set(baseKey, baseline);
@@ -197,8 +218,8 @@ export class Deltatok {
     this.#engine.clear();
   }
 
-  /** Validates, selects and compiles the template, renders; returns text and cache key. */
-  #renderPrompt(messages: readonly unknown[], p: PromptOptions): { text: string; key: bigint } {
+  /** Validates the request, selects and compiles the template, builds its variables and key. */
+  #prepare(messages: readonly unknown[], p: PromptOptions): Prepared {
     validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
     validateTools(p.tools);
     validateDocuments(p.documents);
@@ -224,16 +245,6 @@ export class Deltatok {
       { messages: msgs, tools, documents: p.documents ?? null, add_generation_prompt: agp, chat_template_kwargs: kwargs },
       this.#loaded.specialTokens,
     );
-    const t0 = performance.now();
-    let text: string;
-    try {
-      text = renderer.render(vars, now).text;
-    } finally {
-      this.#renderMs += performance.now() - t0;
-    }
-    if (text.length > this.#opts.maxPromptChars * 4) {
-      throw new DeltatokError("DT_INPUT_TOO_LARGE", `rendered prompt is ${text.length} characters, over 4 × maxPromptChars`);
-    }
     const dateKey = renderer.readsClock ? (this.#opts.dateKey ?? now.toISOString().slice(0, 10)) : "";
     const key = this.#chains.key([
       this.#loaded.id,
@@ -246,7 +257,21 @@ export class Deltatok {
       pta ? "p1" : "p0",
       dateKey,
     ]);
-    return { text, key };
+    return { renderer, vars, now, key };
+  }
+
+  #render(p: Prepared): string {
+    const t0 = performance.now();
+    let text: string;
+    try {
+      text = p.renderer.render(p.vars, p.now).text;
+    } finally {
+      this.#renderMs += performance.now() - t0;
+    }
+    if (text.length > this.#opts.maxPromptChars * 4) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `rendered prompt is ${text.length} characters, over 4 × maxPromptChars`);
+    }
+    return text;
   }
 
   #renderer(source: string): ChatRenderer {

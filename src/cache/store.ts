@@ -12,31 +12,30 @@
  * conversation finds it. The LRU bounds the bytes held; evicting a lineage removes its aliases.
  */
 import { LRUCache } from "lru-cache";
+import type { Track } from "./track.js";
 
 export interface Snapshot {
-  /** The rendered prompt. */
-  readonly text: string;
-  /** Token ids, or null in counts-only mode. */
-  readonly ids: Uint32Array | null;
+  /** The rendered prompt, as the renderer produced it: concatenated, these are the text. */
+  readonly segments: readonly string[];
+  /** End offset (UTF-16) of each segment in the text. */
+  readonly segmentEnds: readonly number[];
+  /** Length of the text. */
+  readonly length: number;
+  /** Ids (unless counts-only) and cut points; this snapshot owns the track's first `count` ids. */
+  readonly track: Track;
   readonly count: number;
-  /** UTF-16 offsets just after each boundary token (ascending). */
-  readonly boundaryEnds: Uint32Array;
-  /** Tokens up to and including each boundary token. */
-  readonly boundaryCounts: Uint32Array;
-  /** Id of each boundary token. */
-  readonly boundaryIds: Uint32Array;
+  /** Number of cut points of this snapshot in the track. */
+  readonly nBounds: number;
   /** The message chain this snapshot renders (chain[i] = hash of messages[0..i]). */
   readonly chain: readonly bigint[];
+  /** Renderer state kept for incremental rendering of the next turn (or null). */
+  readonly trace: unknown;
+  /** Estimated bytes of `trace`. */
+  readonly traceBytes: number;
 }
 
 export function snapshotBytes(s: Snapshot): number {
-  return (
-    256 +
-    s.text.length * 2 +
-    (s.ids === null ? 0 : s.ids.byteLength) +
-    s.boundaryEnds.byteLength * 3 +
-    s.chain.length * 64
-  );
+  return 256 + s.length * 2 + s.segments.length * 16 + s.track.bytes + s.chain.length * 64 + s.traceBytes;
 }
 
 class Lineage {
@@ -90,6 +89,14 @@ export class ConversationStore {
   }
 
   /**
+   * Whether committing a snapshot for `chain` built on `found` will replace found's snapshot in
+   * its lineage (a continuation) rather than start a new lineage (a branch).
+   */
+  continues(found: Found, chain: readonly bigint[]): boolean {
+    return isPrefix(found.snapshot.chain, chain) && this.#lineages.has(found.lineage.id) && found.lineage.snapshot === found.snapshot;
+  }
+
+  /**
    * Stores a request's snapshot. When `from` is the lineage it was built on and the new request
    * extends that snapshot's messages, the snapshot is replaced in place; otherwise a new lineage
    * starts. Every chain hash of the request not yet registered points at the result.
@@ -99,7 +106,7 @@ export class ConversationStore {
     let lineage: Lineage;
     let firstNew: number;
     const prev = from?.snapshot;
-    if (from !== undefined && prev !== undefined && isPrefix(prev.chain, chain) && this.#lineages.has(from.lineage.id)) {
+    if (from !== undefined && prev !== undefined && this.continues(from, chain)) {
       lineage = from.lineage;
       lineage.snapshot = snapshot;
       firstNew = prev.chain.length;

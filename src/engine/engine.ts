@@ -11,10 +11,15 @@
  * between cuts are tokenized independently, so the ids of N before p equal the ids of P before
  * p; only N[p:] is encoded. When no such p exists the request is tokenized from scratch and the
  * event is counted as a fallback with its reason — never guessed.
+ *
+ * Work per request is proportional to what changed: the common prefix is found segment by
+ * segment (segments the renderer reports as reused cost nothing), the cut by binary search, and
+ * a continuation appends to its conversation's track in place instead of copying the history.
  */
 import { DeltatokError } from "../errors.js";
 import { ConversationStore, type Found, type Snapshot } from "../cache/store.js";
-import { SeamError, TokenEncoder, U32List, newBoundaries, type Boundaries } from "../tokenize/encoder.js";
+import { Track } from "../cache/track.js";
+import { SeamError, TokenEncoder, U32List, newBoundaries } from "../tokenize/encoder.js";
 import { commonPrefixLength } from "./lcp.js";
 
 /** How a request was answered. */
@@ -30,6 +35,17 @@ export type FallbackReason =
   | "ids_not_stored";
 
 export const FALLBACK_REASONS: readonly FallbackReason[] = ["no_safe_boundary", "seam_mismatch", "ids_not_stored"];
+
+/** A rendered prompt as the renderer produced it. */
+export interface Rendered {
+  /** The text, in pieces (one piece for a renderer that is not incremental). */
+  segments: readonly string[];
+  /** How many leading segments are known identical to those of the snapshot it was rendered against. */
+  reusedSegments: number;
+  /** Renderer state to keep for the next turn (null when the renderer keeps none). */
+  trace: unknown;
+  traceBytes: number;
+}
 
 export interface PromptTokens {
   count: number;
@@ -67,6 +83,11 @@ export interface EngineOptions {
   maxBytes: number;
 }
 
+/** A whole-text rendering as one segment. */
+export function wholeText(text: string): Rendered {
+  return { segments: [text], reusedSegments: 0, trace: null, traceBytes: 0 };
+}
+
 export class IncrementalEngine {
   readonly #enc: TokenEncoder;
   readonly #store: ConversationStore;
@@ -87,50 +108,61 @@ export class IncrementalEngine {
     this.#margin = encoder.scanner.maxTokenLength;
   }
 
-  /** Tokenizes a rendered prompt, reusing the longest provably safe cached prefix. */
-  tokenize(text: string, chain: readonly bigint[], wantIds: boolean): PromptTokens {
+  /** The cached conversation sharing the longest message prefix with `chain`. */
+  lookup(chain: readonly bigint[]): Found | undefined {
+    return this.#store.lookup(chain);
+  }
+
+  /**
+   * Tokenizes a rendered prompt, reusing the longest provably safe prefix of `found` (the
+   * result of `lookup(chain)`, which the render may also have used).
+   */
+  tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined): PromptTokens {
     this.#requests++;
-    const found = this.#store.lookup(chain);
     if (found === undefined) {
       this.#misses++;
-      return this.#fresh(text, chain, wantIds, found, "miss");
-    }
-    if (wantIds && found.snapshot.ids === null) {
-      return this.#fresh(text, chain, wantIds, found, "fallback", "ids_not_stored");
+      return this.#fresh(r, chain, wantIds, undefined, "miss");
     }
     const prev = found.snapshot;
-    const c = commonPrefixLength(prev.text, text);
-    if (c === text.length && c === prev.text.length) {
+    if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored");
+    const length = totalLength(r.segments);
+    const c = commonPrefix(prev, r);
+    const continues = this.#store.continues(found, chain);
+    if (c === length && c === prev.length) {
       this.#hits++;
       this.#reused += prev.count;
-      this.#store.commit({ ...prev, chain }, found);
-      return { count: prev.count, ids: wantIds ? prev.ids : null, reused: prev.count, outcome: "hit" };
+      const track = continues ? prev.track : prev.track.fork(prev.count, prev.nBounds, prev.track.ids !== null);
+      this.#store.commit(this.#snapshot(r, length, track, prev.count, prev.nBounds, chain), found);
+      const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, prev.count) : null;
+      return { count: prev.count, ids, reused: prev.count, outcome: "hit" };
     }
-    const b = lastBoundaryAtOrBefore(prev.boundaryEnds, c - this.#margin);
-    if (b < 0) return this.#fresh(text, chain, wantIds, found, "fallback", "no_safe_boundary");
+    const ends = prev.track.bounds.ends.data;
+    const b = lastAtOrBefore(ends, prev.nBounds, c - this.#margin);
+    if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary");
 
-    const cut = prev.boundaryEnds[b] as number;
-    const before = prev.boundaryCounts[b] as number;
-    const keepIds = this.#storeIds || wantIds;
-    const ids = keepIds ? new U32List(before + (text.length - cut) / 2) : null;
-    if (ids !== null) ids.pushAll(prev.ids as Uint32Array, 0, before);
-    const bounds = newBoundaries(b + 64);
-    bounds.ends.pushAll(prev.boundaryEnds, 0, b + 1);
-    bounds.tokenCounts.pushAll(prev.boundaryCounts, 0, b + 1);
-    bounds.ids.pushAll(prev.boundaryIds, 0, b + 1);
+    const cut = ends[b] as number;
+    const before = prev.track.bounds.tokenCounts.data[b] as number;
+    const seam = prev.track.bounds.ids.data[b] as number;
+    const keepIds = prev.track.ids !== null;
+    const tailIds = keepIds ? new U32List(Math.max(64, (length - cut) >> 2)) : null;
+    const tailBounds = newBoundaries(16);
     let added: number;
     try {
-      added = this.#enc.encodeFrom(text, cut, prev.boundaryIds[b] as number, before, ids, bounds);
+      added = this.#enc.encodeFrom(textFrom(r, cut), 0, seam, before, tailIds, tailBounds, cut);
     } catch (e) {
-      if (e instanceof SeamError) return this.#fresh(text, chain, wantIds, found, "fallback", "seam_mismatch");
+      if (e instanceof SeamError) return this.#fresh(r, chain, wantIds, found, "fallback", "seam_mismatch");
       throw e;
     }
+    // Nothing below throws: the track is only changed once the new tail is complete.
+    const track = continues ? prev.track : prev.track.fork(before, b + 1, keepIds);
+    track.replaceTail(before, b + 1, tailIds, tailBounds);
+    const count = before + added;
     this.#partial++;
     this.#reused += before;
     this.#encoded += added;
-    const count = before + added;
-    this.#store.commit(this.#snapshot(text, ids, count, bounds, chain), found);
-    return { count, ids: wantIds && ids !== null ? ids.toArray() : null, reused: before, outcome: "partial" };
+    this.#store.commit(this.#snapshot(r, length, track, count, track.bounds.ends.length, chain), found);
+    const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
+    return { count, ids, reused: before, outcome: "partial" };
   }
 
   /** Full encode in one call, no cache: the baseline and reference path. */
@@ -162,7 +194,7 @@ export class IncrementalEngine {
   }
 
   #fresh(
-    text: string,
+    r: Rendered,
     chain: readonly bigint[],
     wantIds: boolean,
     found: Found | undefined,
@@ -170,48 +202,84 @@ export class IncrementalEngine {
     reason?: FallbackReason,
   ): PromptTokens {
     if (reason !== undefined) this.#fallbacks[reason]++;
+    const text = r.segments.length === 1 ? (r.segments[0] as string) : r.segments.join("");
     const keepIds = this.#storeIds || wantIds;
-    let ids = keepIds ? new U32List(text.length / 3) : null;
-    let bounds = newBoundaries();
+    let track = new Track(keepIds, Math.max(1024, text.length >> 2));
     let count: number;
     try {
-      count = this.#enc.encodeFrom(text, 0, null, 0, ids, bounds);
+      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds);
     } catch (e) {
       if (!(e instanceof SeamError)) throw e;
       // The tokenizer does not keep a boundary token whole: never cut this text.
       if (reason === undefined) this.#fallbacks.seam_mismatch++;
       const whole = this.#enc.encodeWhole(text);
-      ids = keepIds ? new U32List(whole.length) : null;
-      ids?.pushAll(whole);
-      bounds = newBoundaries(1);
+      track = new Track(keepIds, whole.length);
+      track.ids?.pushAll(whole);
       count = whole.length;
     }
     this.#encoded += count;
-    const snap = this.#snapshot(text, this.#storeIds ? ids : null, count, bounds, chain);
-    this.#store.commit(snap, found);
-    const result: PromptTokens = { count, ids: wantIds && ids !== null ? ids.toArray() : null, reused: 0, outcome };
+    const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
+    if (!this.#storeIds && track.ids !== null) track = track.fork(0, track.bounds.ends.length, false);
+    this.#store.commit(this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain), found);
+    const result: PromptTokens = { count, ids, reused: 0, outcome };
     if (reason !== undefined) result.reason = reason;
     return result;
   }
 
-  #snapshot(text: string, ids: U32List | null, count: number, b: Boundaries, chain: readonly bigint[]): Snapshot {
-    if (ids !== null && ids.length !== count) throw new DeltatokError("DT_INTERNAL", "token id count mismatch");
-    return {
-      text,
-      ids: this.#storeIds && ids !== null ? ids.toArray() : null,
-      count,
-      boundaryEnds: b.ends.toArray(),
-      boundaryCounts: b.tokenCounts.toArray(),
-      boundaryIds: b.ids.toArray(),
-      chain,
-    };
+  #snapshot(r: Rendered, length: number, track: Track, count: number, nBounds: number, chain: readonly bigint[]): Snapshot {
+    if (track.ids !== null && track.ids.length !== count) throw new DeltatokError("DT_INTERNAL", "token id count mismatch");
+    const segmentEnds = new Array<number>(r.segments.length);
+    let end = 0;
+    for (let i = 0; i < r.segments.length; i++) segmentEnds[i] = end += (r.segments[i] as string).length;
+    return { segments: r.segments, segmentEnds, length, track, count, nBounds, chain, trace: r.trace, traceBytes: r.traceBytes };
   }
 }
 
-/** Index of the last element ≤ limit in an ascending array, or -1. */
-function lastBoundaryAtOrBefore(ends: Uint32Array, limit: number): number {
+function totalLength(segments: readonly string[]): number {
+  let n = 0;
+  for (const s of segments) n += s.length;
+  return n;
+}
+
+/**
+ * Common prefix length of a snapshot's text and a new render: leading segments the renderer
+ * reports as reused, then equal segments, then characters of the first pair that differs.
+ */
+function commonPrefix(prev: Snapshot, r: Rendered): number {
+  const a = prev.segments;
+  const b = r.segments;
+  let i = 0;
+  let c = 0;
+  const n = Math.min(a.length, b.length);
+  const reused = Math.min(r.reusedSegments, n);
+  for (; i < reused; i++) c += (b[i] as string).length;
+  for (; i < n && a[i] === b[i]; i++) c += (b[i] as string).length;
+  if (i === a.length || i === b.length) return c;
+  // Compare the rest as text; rests are short when the renderer reused the history.
+  const restA = i === a.length - 1 ? (a[i] as string) : a.slice(i).join("");
+  const restB = i === b.length - 1 ? (b[i] as string) : b.slice(i).join("");
+  return c + commonPrefixLength(restA, restB);
+}
+
+/** The new render's text from offset `from` on. */
+function textFrom(r: Rendered, from: number): string {
+  const segs = r.segments;
+  let start = 0;
+  for (let i = 0; i < segs.length; i++) {
+    const s = segs[i] as string;
+    if (from < start + s.length || i === segs.length - 1) {
+      const head = s.slice(from - start);
+      return i === segs.length - 1 ? head : head + segs.slice(i + 1).join("");
+    }
+    start += s.length;
+  }
+  return "";
+}
+
+/** Index of the last of the first `n` elements ≤ limit in an ascending array, or -1. */
+function lastAtOrBefore(ends: Uint32Array, n: number, limit: number): number {
   let lo = 0;
-  let hi = ends.length - 1;
+  let hi = n - 1;
   let ans = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;

@@ -91,8 +91,10 @@ export class TokenEncoder {
    * Encodes `text[from:]` segmented at boundary tokens, appending ids to `ids` (when given) and
    * cuts to `bounds`. Returns the number of tokens appended.
    *
-   * @param seamId when `from > 0`: the id of the boundary token that ends exactly at `from`.
-   * @param tokenBase number of tokens before `from` (offsets recorded in `bounds` are absolute).
+   * @param seamId the id of the boundary token that ends exactly where `text[from:]` starts in
+   *   the whole text, or null when `text[from:]` starts the whole text.
+   * @param tokenBase number of tokens before `from` in the whole text.
+   * @param charBase offset of `text[0]` in the whole text (cut offsets in `bounds` are absolute).
    */
   encodeFrom(
     text: string,
@@ -101,6 +103,7 @@ export class TokenEncoder {
     tokenBase: number,
     ids: U32List | null,
     bounds: Boundaries,
+    charBase = 0,
   ): number {
     const matches = this.scanner.scan(text, from);
     let count = 0;
@@ -114,7 +117,7 @@ export class TokenEncoder {
       // the boundary token is its own section: its id, no encoding needed
       if (ids !== null) ids.push(match.id);
       count++;
-      bounds.ends.push(match.end);
+      bounds.ends.push(charBase + match.end);
       bounds.tokenCounts.push(tokenBase + count);
       bounds.ids.push(match.id);
       pos = match.end;
