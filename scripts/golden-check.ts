@@ -75,7 +75,9 @@ async function main(): Promise<void> {
     const [, tshort, corpusName, pta] = m as unknown as [string, string, string, string | undefined];
     const t = templates.get(tshort);
     if (t === undefined) throw new Error(`no template ${tshort}`);
-    const tokenizer = t.tokenizer === "none" ? "qwen3" : t.tokenizer;
+    const golden = readJsonl<Golden>(join(SHARED, "golden", file), (l) => JSON.parse(l) as Golden);
+    // Files without counts were made with Qwen3's special tokens (no matching tokenizer here).
+    const tokenizer = t.tokenizer === "none" || !golden.some((g) => g.count !== undefined) ? "qwen3" : t.tokenizer;
     const dt = await Deltatok.create({
       tokenizer,
       chatTemplateFile: join(SHARED, t.file),
@@ -90,7 +92,6 @@ async function main(): Promise<void> {
     })) {
       convs.set(c.id, c);
     }
-    const golden = readJsonl<Golden>(join(SHARED, "golden", file), (l) => JSON.parse(l) as Golden);
     let bad = 0;
     let renderBad = 0;
     let countBad = 0;

@@ -1,5 +1,5 @@
 /**
- * parseDate reads `--date YYYY-MM-DD` strictly (real calendar dates only) to local midnight of
+ * parseDate reads `--date YYYY-MM-DD` strictly (real calendar dates only) to midnight (a naive datetime carried in the UTC fields) of
  * that day, like Python's datetime.strptime(s, "%Y-%m-%d").
  */
 
@@ -9,26 +9,26 @@ import { describe, test } from "node:test";
 import { DeltatokError } from "../src/errors.js";
 import { parseDate } from "../src/load/index.js";
 
-function localFields(d: Date): number[] {
-  return [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()];
+function naiveFields(d: Date): number[] {
+  return [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()];
 }
 
 describe("parseDate", () => {
-  test("gives local midnight of the day", () => {
-    assert.deepEqual(localFields(parseDate("2026-11-30")), [2026, 11, 30, 0, 0, 0, 0]);
-    assert.deepEqual(localFields(parseDate("2024-02-29")), [2024, 2, 29, 0, 0, 0, 0]);
-    assert.deepEqual(localFields(parseDate("2000-02-29")), [2000, 2, 29, 0, 0, 0, 0]);
-    assert.deepEqual(localFields(parseDate("9999-12-31")), [9999, 12, 31, 0, 0, 0, 0]);
+  test("gives midnight of the day as a naive datetime (UTC fields)", () => {
+    assert.deepEqual(naiveFields(parseDate("2026-11-30")), [2026, 11, 30, 0, 0, 0, 0]);
+    assert.deepEqual(naiveFields(parseDate("2024-02-29")), [2024, 2, 29, 0, 0, 0, 0]);
+    assert.deepEqual(naiveFields(parseDate("2000-02-29")), [2000, 2, 29, 0, 0, 0, 0]);
+    assert.deepEqual(naiveFields(parseDate("9999-12-31")), [9999, 12, 31, 0, 0, 0, 0]);
   });
 
   test("years below 100 are not shifted to the 1900s", () => {
-    assert.deepEqual(localFields(parseDate("0001-01-01")), [1, 1, 1, 0, 0, 0, 0]);
-    assert.deepEqual(localFields(parseDate("0099-06-15")), [99, 6, 15, 0, 0, 0, 0]);
+    assert.deepEqual(naiveFields(parseDate("0001-01-01")), [1, 1, 1, 0, 0, 0, 0]);
+    assert.deepEqual(naiveFields(parseDate("0099-06-15")), [99, 6, 15, 0, 0, 0, 0]);
   });
 
   test("the weekday is right (strftime %A)", () => {
-    assert.equal(parseDate("2026-11-30").getDay(), 1); // Monday
-    assert.equal(parseDate("2024-07-26").getDay(), 5); // Friday
+    assert.equal(parseDate("2026-11-30").getUTCDay(), 1); // Monday
+    assert.equal(parseDate("2024-07-26").getUTCDay(), 5); // Friday
   });
 
   for (const bad of [

@@ -9,7 +9,7 @@
  */
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
-import { parseDate } from "../load/date.js";
+import { naiveNow, parseDate } from "../load/date.js";
 import { createRenderer, type ChatRenderer } from "../render/renderer.js";
 import {
   parseToolArguments,
@@ -240,7 +240,7 @@ export class Deltatok {
     const source = selectTemplate(this.#loaded, { chatTemplate: p.chat_template ?? undefined, hasTools: tools !== null });
     const renderer = this.#renderer(source);
     const msgs = pta ? parseToolArguments(messages, this.#parseJson) : messages;
-    const now = this.#opts.date ?? new Date();
+    const now = this.#opts.date ?? naiveNow();
     const vars = templateVariables(
       { messages: msgs, tools, documents: p.documents ?? null, add_generation_prompt: agp, chat_template_kwargs: kwargs },
       this.#loaded.specialTokens,

@@ -1,8 +1,9 @@
 /**
- * The JSON parser used for request values (corpus lines, tool-call arguments). It must follow
- * Python's json.loads so the template sees what Python would: see src/json.
+ * The JSON parser used for request values (corpus lines, tool-call arguments): Python's
+ * json.loads semantics (src/json), so the template sees what Python would — integral floats stay
+ * floats, key order is kept for integer-like keys, big integers stay exact.
  */
+import { parseJson } from "../json/index.js";
 import type { JsonParser } from "../render/messages.js";
 
-// Placeholder until src/json lands: JSON.parse loses float-ness of integral numbers.
-export const pythonJsonParser: JsonParser = (text) => JSON.parse(text) as unknown;
+export const pythonJsonParser: JsonParser = parseJson;

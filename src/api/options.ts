@@ -18,9 +18,10 @@ export interface DeltatokOptions {
   /** A file holding the chat template (`.jinja`, or `.json` with a `chat_template` field). */
   chatTemplateFile?: string;
   /**
-   * The date `strftime_now` sees: `YYYY-MM-DD` (midnight, local time, as Python's
-   * `datetime.strptime`) or a Date. Part of the cache key when the template reads the clock.
-   * @defaultValue the clock at each render
+   * The date `strftime_now` sees: `YYYY-MM-DD` (that day's midnight, as Python's
+   * `datetime.strptime`) or a Date (its local wall-clock time). Part of the cache key when the
+   * template reads the clock.
+   * @defaultValue the local clock at each render, as Python's `datetime.now()`
    */
   date?: string | Date;
   /**
@@ -129,7 +130,8 @@ export function resolveOptions(o: DeltatokOptions, parseDate: (s: string) => Dat
       date = parseDate(o.date);
       dateKey = o.date;
     } else if (o.date instanceof Date && !Number.isNaN(o.date.getTime())) {
-      date = new Date(o.date.getTime());
+      // a Date is an instant: its local wall-clock time is the naive datetime the template sees
+      date = new Date(o.date.getTime() - o.date.getTimezoneOffset() * 60_000);
       dateKey = date.toISOString();
     } else throw optionError("date", "must be a YYYY-MM-DD string or a valid Date");
   }

@@ -2,12 +2,11 @@
  * `--date YYYY-MM-DD`: the fixed "today" a template's `strftime_now` sees.
  *
  * Mirrors Python's `datetime.strptime(s, "%Y-%m-%d")` as the reference oracle uses it: a naive
- * datetime at midnight of that calendar day. JavaScript has no naive datetime, so the result is
- * local midnight of that day in the process's time zone (TZ): read it back with the local getters
- * (`getFullYear`, `getMonth`, `getDate`, `getDay`, `getHours`, ...), never the UTC ones, and the
- * fields equal Python's. On a day whose local midnight is skipped by a daylight-saving change
- * (e.g. some America/Sao_Paulo years), the JS Date lands on the first existing instant (01:00),
- * while Python's naive value stays 00:00; format hours/minutes from the parsed parts if that matters.
+ * datetime at midnight of that calendar day. JavaScript has no naive datetime; deltatok carries
+ * one in a Date's UTC fields (the renderer formats `strftime_now` from `getUTC*`), so the result
+ * is midnight UTC of that day, whatever the process's time zone — no daylight-saving gaps, no
+ * day shifts. `naiveNow()` gives the current local wall-clock time the same way (Python's
+ * `datetime.now()`).
  *
  * Stricter than strptime: exactly four-digit year, two-digit month and day, years 0001–9999
  * (Python's datetime range), and only real calendar dates (2026-02-30 and 2025-02-29 are rejected).
@@ -19,7 +18,7 @@ import { DeltatokError } from "../errors.js";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** Parses `YYYY-MM-DD` to local midnight of that day. Throws DT_INVALID_DATE. */
+/** Parses `YYYY-MM-DD` to that day's midnight as a naive datetime (UTC fields). Throws DT_INVALID_DATE. */
 export function parseDate(s: string): Date {
   const bad = (why: string): DeltatokError =>
     new DeltatokError("DT_INVALID_DATE", `invalid date ${JSON.stringify(s)}: ${why}`, { path: "date" });
@@ -32,11 +31,16 @@ export function parseDate(s: string): Date {
   if (year < 1) throw bad("the year must be 0001 or later");
   if (month < 1 || month > 12) throw bad("the month must be 01 to 12");
   if (day < 1 || day > daysInMonth(year, month)) throw bad(`${m[1]}-${m[2]} has ${daysInMonth(year, month)} days`);
-  // new Date(y, ...) maps years 0–99 to 1900–1999, so set the year separately.
-  const d = new Date(2000, 0, 1, 0, 0, 0, 0);
-  d.setFullYear(year, month - 1, day);
-  d.setHours(0, 0, 0, 0);
+  // Date.UTC maps years 0–99 to 1900–1999, so set the year separately.
+  const d = new Date(Date.UTC(2000, 0, 1));
+  d.setUTCFullYear(year, month - 1, day);
   return d;
+}
+
+/** The current local wall-clock time as a naive datetime (in the UTC fields), like Python's datetime.now(). */
+export function naiveNow(): Date {
+  const now = new Date();
+  return new Date(now.getTime() - now.getTimezoneOffset() * 60_000);
 }
 
 function daysInMonth(year: number, month: number): number {

@@ -7,6 +7,7 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { DeltatokError } from "../errors.js";
+import { PythonRenderer } from "./python.js";
 
 export type RendererKind = "python" | "hf-jinja";
 
@@ -87,34 +88,32 @@ function pyRange(start: number, stop?: number, step = 1): number[] {
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
-/** The few directives chat templates use; the python renderer implements all of them. */
+/** The few directives chat templates use (naive datetime in the UTC fields); the python renderer implements all of them. */
 function simpleStrftime(fmt: string, d: Date): string {
   const pad = (n: number) => String(n).padStart(2, "0");
   return fmt.replace(/%([a-zA-Z%])/g, (m, c: string) => {
     switch (c) {
-      case "d": return pad(d.getDate());
-      case "m": return pad(d.getMonth() + 1);
-      case "Y": return String(d.getFullYear());
-      case "y": return pad(d.getFullYear() % 100);
-      case "b": return MONTHS[d.getMonth()]!.slice(0, 3);
-      case "B": return MONTHS[d.getMonth()]!;
-      case "a": return DAYS[d.getDay()]!.slice(0, 3);
-      case "A": return DAYS[d.getDay()]!;
-      case "H": return pad(d.getHours());
-      case "M": return pad(d.getMinutes());
-      case "S": return pad(d.getSeconds());
+      case "d": return pad(d.getUTCDate());
+      case "m": return pad(d.getUTCMonth() + 1);
+      case "Y": return String(d.getUTCFullYear());
+      case "y": return pad(d.getUTCFullYear() % 100);
+      case "b": return MONTHS[d.getUTCMonth()]!.slice(0, 3);
+      case "B": return MONTHS[d.getUTCMonth()]!;
+      case "a": return DAYS[d.getUTCDay()]!.slice(0, 3);
+      case "A": return DAYS[d.getUTCDay()]!;
+      case "H": return pad(d.getUTCHours());
+      case "M": return pad(d.getUTCMinutes());
+      case "S": return pad(d.getUTCSeconds());
       case "%": return "%";
       default: return m;
     }
   });
 }
 
-const factories = new Map<RendererKind, (source: string) => ChatRenderer>([["hf-jinja", (s) => new HfJinjaRenderer(s)]]);
-
-/** Registers a renderer kind (used by src/template to add the "python" renderer). */
-export function registerRenderer(kind: RendererKind, factory: (source: string) => ChatRenderer): void {
-  factories.set(kind, factory);
-}
+const factories: ReadonlyMap<RendererKind, (source: string) => ChatRenderer> = new Map<RendererKind, (source: string) => ChatRenderer>([
+  ["python", (s) => new PythonRenderer(s)],
+  ["hf-jinja", (s) => new HfJinjaRenderer(s)],
+]);
 
 /** Compiles `source` with the renderer of the given kind. Throws on an unknown kind. */
 export function createRenderer(kind: RendererKind, source: string): ChatRenderer {

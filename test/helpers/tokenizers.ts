@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import { TokenEncoder } from "../../src/tokenize/encoder.js";
 import type { AddedTokenSpec } from "../../src/tokenize/added-tokens.js";
+import { repoPath } from "./paths.js";
 
 export const TOKENIZER_NAMES = ["qwen3", "deepseek_v3", "llama3_1", "gemma3", "gptoss"] as const;
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
@@ -59,7 +60,7 @@ export const SYNTHETIC_NAMES = ["metaspace-first", "overlapping-added", "strippi
 export type SyntheticName = (typeof SYNTHETIC_NAMES)[number];
 
 export function syntheticDir(name: SyntheticName): string {
-  return new URL(`../fixtures/tokenizers/${name}/`, import.meta.url).pathname;
+  return repoPath("test", "fixtures", "tokenizers", name);
 }
 
 export function syntheticTokenizer(name: SyntheticName): RawTokenizer {

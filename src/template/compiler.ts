@@ -1,0 +1,1620 @@
+/**
+ * Compiles a template syntax tree into JS closures, mirroring the Python code Jinja2 generates:
+ *
+ * - Names resolve at compile time to activation slots (`l_<level>_<name>` identifiers, shared by
+ *   sibling frames of one function, as Python locals are); each frame runs its entry loads
+ *   (parameter / resolve from context / alias outer / undefined) exactly where Jinja2's
+ *   generated code does — e.g. once per loop iteration.
+ * - Functions (the template root, macros, call blocks, `{% generation %}`, loop-filter tests,
+ *   recursive loops, blocks) get their own activation; nested ones see enclosing activations
+ *   live, like Python closures.
+ * - Statements return a control code (0, BREAK, CONTINUE) instead of throwing.
+ *
+ * Layer: template.
+ */
+import type {
+  AssignBlockNode,
+  CallArgs,
+  CallBlockNode,
+  CompareOp,
+  Expr,
+  FilterBlockNode,
+  FilterNode,
+  ForNode,
+  IfNode,
+  MacroNode,
+  OutputNode,
+  Stmt,
+  TemplateNode,
+  TestNode,
+  WithNode,
+} from "./ast.js";
+import { FILTERS, TESTS } from "./filters.js";
+import type { FilterFn, TestFn } from "./filters.js";
+import { PyError, runtimeError, syntaxError, typeError, valueError } from "./pyerror.js";
+import {
+  dictGet,
+  dictItems,
+  dictKeys,
+  isDict,
+  isPlainDict,
+  dictSet,
+  isStr,
+  newDict,
+  pyAdd,
+  pyCompare,
+  pyContains,
+  pyEq,
+  pyFloorDiv,
+  pyIter,
+  pyMod,
+  pyMul,
+  pyNeg,
+  pyPos,
+  pyPow,
+  pyStr,
+  pySub,
+  pyTrueDiv,
+  strOf,
+  truthy,
+  typeName,
+} from "./ops.js";
+import { percentFormat } from "./format.js";
+import { STR_METHODS } from "./methods.js";
+import { LoopContext, Macro, RenderState, TemplateReference, callValue, getAttr, getItem, pySlice } from "./runtime.js";
+import type { Act, MacroDef, RecurseFn } from "./runtime.js";
+import { Symbols, findAll, findUndeclared } from "./symbols.js";
+import { DictView, MISSING, Markup, Namespace, PY_MISSING, PyIter, PyRange, Undefined, mkTuple } from "./values.js";
+import { PyFloat } from "../json/values.js";
+import { markupEscape, objectTypeRepr, pyRepr } from "./ops.js";
+
+export type Ev = (rs: RenderState, a: Act) => unknown;
+
+/** Jinja2's nodes.Impossible: the expression is not a compile-time constant. */
+class Impossible extends Error {}
+
+/** In constant evaluation, what cannot be constant fails only when evaluated (as_const is lazy). */
+const impossible = (): never => {
+  throw new Impossible();
+};
+
+/** Filters Jinja2 will not fold at compile time (they take the template context). */
+const PASS_ARG_FILTERS = new Set(["map", "random", "reject", "rejectattr", "select", "selectattr"]);
+const PASS_ARG_TESTS = new Set<string>();
+export type Ex = (rs: RenderState, a: Act) => number;
+
+const OK = 0;
+const BREAK = 1;
+const CONTINUE = 2;
+
+const OBJECT_PROTO = Object.prototype;
+const hasOwn = Object.prototype.hasOwnProperty;
+const DICT_METHOD_NAMES = new Set(["items", "keys", "values", "get", "copy", "fromkeys", "clear", "pop", "popitem", "setdefault", "update"]);
+
+function mkSlots(n: number): unknown[] {
+  const s: unknown[] = [];
+  for (let i = 0; i < n; i++) s.push(MISSING);
+  return s;
+}
+
+/** Slot allocation of one compiled function (Python function scope). */
+class FuncScope {
+  readonly parent: FuncScope | null;
+  readonly slots = new Map<string, number>();
+  n = 0;
+  constructor(parent: FuncScope | null) {
+    this.parent = parent;
+  }
+  alloc(ident: string): number {
+    let s = this.slots.get(ident);
+    if (s === undefined) {
+      s = this.n++;
+      this.slots.set(ident, s);
+    }
+    return s;
+  }
+}
+
+class Frame {
+  symbols: Symbols;
+  readonly func: FuncScope;
+  toplevel = false;
+  loopFrame = false;
+  softFrame = false;
+  /** loops enclosing this frame within the same function (break/continue targets) */
+  loopDepth = 0;
+  /** compile-time eval context: autoescape flag, and whether it is only known at runtime (volatile) */
+  autoescape = false;
+  volatile = false;
+  /** compiling an expression for Jinja2's compile-time constant evaluation (as_const) */
+  constMode = false;
+  /** parameters whose values are not bound yet (macro default expressions) */
+  undeclaredParams: ReadonlySet<string> | null = null;
+
+  constructor(symbols: Symbols, func: FuncScope) {
+    this.symbols = symbols;
+    this.func = func;
+  }
+
+  inner(func: FuncScope = this.func): Frame {
+    const f = new Frame(new Symbols(this.symbols), func);
+    f.loopDepth = func === this.func ? this.loopDepth : 0;
+    f.autoescape = this.autoescape;
+    f.volatile = this.volatile;
+    return f;
+  }
+
+  soft(): Frame {
+    const f = this.copy();
+    f.softFrame = true;
+    return f;
+  }
+
+  copy(): Frame {
+    const f = new Frame(this.symbols, this.func);
+    f.toplevel = this.toplevel;
+    f.loopFrame = this.loopFrame;
+    f.softFrame = this.softFrame;
+    f.loopDepth = this.loopDepth;
+    f.autoescape = this.autoescape;
+    f.volatile = this.volatile;
+    f.constMode = this.constMode;
+    f.undeclaredParams = this.undeclaredParams;
+    return f;
+  }
+
+  /** Registers this frame's own identifiers as slots of its function. */
+  register(): void {
+    for (const ident of this.symbols.refs.values()) this.func.alloc(ident);
+  }
+}
+
+interface Loc {
+  hops: number;
+  slot: number;
+}
+
+function locate(func: FuncScope, ident: string): Loc {
+  let f: FuncScope | null = func;
+  let hops = 0;
+  while (f !== null) {
+    const s = f.slots.get(ident);
+    if (s !== undefined) return { hops, slot: s };
+    f = f.parent;
+    hops++;
+  }
+  return { hops: 0, slot: func.alloc(ident) };
+}
+
+function actAt(a: Act, hops: number): Act {
+  let x = a;
+  for (let i = 0; i < hops; i++) x = x.up as Act;
+  return x;
+}
+
+function seq(list: Ex[]): Ex {
+  switch (list.length) {
+    case 0:
+      return () => OK;
+    case 1:
+      return list[0] as Ex;
+    case 2: {
+      const [x, y] = list as [Ex, Ex];
+      return (rs, a) => {
+        const r = x(rs, a);
+        if (r !== OK) return r;
+        return y(rs, a);
+      };
+    }
+    default: {
+      const arr = list.slice();
+      const n = arr.length;
+      return (rs, a) => {
+        for (let i = 0; i < n; i++) {
+          const r = (arr[i] as Ex)(rs, a);
+          if (r !== OK) return r;
+        }
+        return OK;
+      };
+    }
+  }
+}
+
+/** Python iterable unpacking into `n` targets. */
+function unpack(v: unknown, n: number): unknown[] {
+  if (Array.isArray(v) && v.length === n) return v;
+  let items: unknown[];
+  try {
+    const it = pyIter(v);
+    if (Array.isArray(it)) items = it;
+    else {
+      items = [];
+      for (let r = it.next(); !r.done; r = it.next()) {
+        items.push(r.value);
+        if (items.length > n) break;
+      }
+    }
+  } catch (e) {
+    if (e instanceof PyError && e.pyType === "TypeError") throw typeError(`cannot unpack non-iterable ${typeName(v)} object`);
+    throw e;
+  }
+  if (items.length > n) throw valueError(`too many values to unpack (expected ${n})`);
+  if (items.length < n) throw valueError(`not enough values to unpack (expected ${n}, got ${items.length})`);
+  return items;
+}
+
+const CONST_GLOBALS: ReadonlyMap<string, unknown> = new Map();
+const NOT_CONST = Symbol("not-const");
+/** Node kinds Jinja2's code generator passes through the optimizer (@optimizeconst). */
+const FOLDABLE = new Set(["Bin", "And", "Or", "Not", "Neg", "Pos", "Concat", "Compare", "Getattr", "Getitem", "Filter", "Test", "CondExpr"]);
+
+/** True for the inner part of `{% filter a|b %}` chains: filters applied to the block body. */
+function filterChainOnBlock(node: FilterNode): boolean {
+  let n: Expr | null = node;
+  while (n !== null && n.kind === "Filter") n = n.node;
+  return n === null;
+}
+
+/** jinja2.compiler.has_safe_repr: values Jinja2 may turn into constants. */
+function hasSafeRepr(v: unknown): boolean {
+  if (v === null || typeof v === "boolean" || typeof v === "number" || typeof v === "bigint" || typeof v === "string") return true;
+  if (v instanceof PyFloat || v instanceof Markup || v instanceof PyRange) return true;
+  if (Array.isArray(v)) return v.every(hasSafeRepr);
+  if (isDict(v)) return (dictItems(v) as unknown[][]).every(([k, x]) => hasSafeRepr(k) && hasSafeRepr(x));
+  return false;
+}
+const CONST_LIMITS = { maxSteps: 100_000, maxOutputChars: 1_000_000, maxDepth: 50 };
+
+export interface CompiledRoot {
+  nslots: number;
+  run: (rs: RenderState) => void;
+}
+
+export class Compiler {
+  private readonly blocks = new Map<string, { scope: FuncScope; enter: (rs: RenderState, a: Act) => void; body: Ex }>();
+
+  compile(tpl: TemplateNode): CompiledRoot {
+    // Blocks become separate functions with their own root frame (they read the context only).
+    const blockNodes = findAll(tpl, "Block") as Array<Extract<Stmt, { kind: "Block" }>>;
+    for (const b of blockNodes) {
+      if (this.blocks.has(b.name)) throw syntaxError(`block '${b.name}' defined twice`, b.lineno, "TemplateAssertionError");
+      this.blocks.set(b.name, null as never);
+    }
+    const selfRef = new TemplateReference(new Set(this.blocks.keys()), (rs, name) => this.renderBlock(rs, name));
+    for (const b of blockNodes) {
+      const scope = new FuncScope(null);
+      const frame = new Frame(new Symbols(null, 0), scope);
+      const und = findUndeclared(b.body, ["self", "super"]);
+      if (und.has("self")) frame.symbols.declareParameter("self");
+      if (und.has("super")) frame.symbols.declareParameter("super");
+      frame.symbols.analyzeNode(b);
+      frame.register();
+      const selfSlot = und.has("self") ? locate(scope, frame.symbols.ref("self")).slot : -1;
+      const superSlot = und.has("super") ? locate(scope, frame.symbols.ref("super")).slot : -1;
+      const enterLoads = this.enterFrame(frame);
+      const body = this.stmts(b.body, frame);
+      const superHint = `there is no parent block called '${b.name}'.`;
+      const enter = (rs: RenderState, a: Act): void => {
+        if (selfSlot >= 0) a.s[selfSlot] = selfRef;
+        if (superSlot >= 0) a.s[superSlot] = new Undefined(superHint, MISSING, "super");
+        enterLoads(rs, a);
+      };
+      this.blocks.set(b.name, { scope, enter, body });
+    }
+    const scope = new FuncScope(null);
+    const frame = new Frame(new Symbols(null, 0), scope);
+    const usesSelf = findUndeclared(tpl.body, ["self"]).has("self");
+    if (usesSelf) frame.symbols.declareParameter("self");
+    frame.toplevel = true;
+    frame.symbols.analyzeNode(tpl);
+    frame.register();
+    const selfSlot = usesSelf ? locate(scope, frame.symbols.ref("self")).slot : -1;
+    const enter = this.enterFrame(frame);
+    const body = this.stmts(tpl.body, frame);
+    return {
+      nslots: scope.n,
+      run: (rs) => {
+        const a: Act = { s: mkSlots(scope.n), up: null };
+        if (selfSlot >= 0) a.s[selfSlot] = selfRef;
+        enter(rs, a);
+        body(rs, a);
+        if (rs.badChunk !== null) throw typeError(rs.badChunk);
+      },
+    };
+  }
+
+  /** Renders a block into the current output (non-scoped blocks see only the context). */
+  private runBlock(rs: RenderState, name: string, overlay: Map<string, unknown> | null): void {
+    const b = this.blocks.get(name) as { scope: FuncScope; enter: (rs: RenderState, a: Act) => void; body: Ex };
+    const act: Act = { s: mkSlots(b.scope.n), up: null };
+    const saved = rs.overlay;
+    rs.enterCall();
+    try {
+      if (overlay !== null) rs.overlay = overlay;
+      b.enter(rs, act);
+      b.body(rs, act);
+    } finally {
+      rs.overlay = saved;
+      rs.depth--;
+    }
+  }
+
+  /** self.<block>(): the block's output as a string. */
+  private renderBlock(rs: RenderState, name: string): string {
+    rs.beginCapture();
+    try {
+      this.runBlock(rs, name, null);
+    } catch (e) {
+      rs.abortCapture();
+      throw e;
+    }
+    return rs.endCapture();
+  }
+
+  // ---- frames -------------------------------------------------------------------------
+
+  private enterFrame(frame: Frame): (rs: RenderState, a: Act) => void {
+    frame.register();
+    const ops: Array<(rs: RenderState, a: Act) => void> = [];
+    for (const [ident, load] of frame.symbols.loads) {
+      const loc = locate(frame.func, ident);
+      if (loc.hops !== 0) throw new Error("internal: frame load outside its function");
+      const slot = loc.slot;
+      switch (load.kind) {
+        case "param":
+          break;
+        case "resolve": {
+          const name = load.name;
+          ops.push((rs, a) => {
+            a.s[slot] = rs.resolve(name);
+          });
+          break;
+        }
+        case "alias": {
+          const src = locate(frame.func, load.ident);
+          const h = src.hops;
+          const ss = src.slot;
+          ops.push((_rs, a) => {
+            a.s[slot] = actAt(a, h).s[ss];
+          });
+          break;
+        }
+        case "undefined":
+          ops.push((_rs, a) => {
+            a.s[slot] = MISSING;
+          });
+          break;
+      }
+    }
+    if (ops.length === 0) return () => undefined;
+    if (ops.length === 1) return ops[0] as (rs: RenderState, a: Act) => void;
+    return (rs, a) => {
+      for (let i = 0; i < ops.length; i++) (ops[i] as (rs: RenderState, a: Act) => void)(rs, a);
+    };
+  }
+
+  private leaveFrame(frame: Frame): (a: Act) => void {
+    const slots: number[] = [];
+    for (const ident of frame.symbols.loads.keys()) slots.push(locate(frame.func, ident).slot);
+    if (slots.length === 0) return () => undefined;
+    return (a) => {
+      for (let i = 0; i < slots.length; i++) a.s[slots[i] as number] = MISSING;
+    };
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+
+  private stmts(list: Stmt[], frame: Frame): Ex {
+    return seq(list.map((s) => this.stmt(s, frame)));
+  }
+
+  private stmt(node: Stmt, frame: Frame): Ex {
+    switch (node.kind) {
+      case "Output":
+        return this.output(node, frame);
+      case "If":
+        return this.ifStmt(node, frame);
+      case "For":
+        return this.forStmt(node, frame);
+      case "Assign": {
+        const target = this.assignTarget(node.target, frame);
+        const value = this.expr(node.node, frame);
+        return (rs, a) => {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          target(rs, a, value(rs, a));
+          return OK;
+        };
+      }
+      case "AssignBlock":
+        return this.assignBlock(node, frame);
+      case "Macro":
+        return this.macroStmt(node, frame);
+      case "CallBlock":
+        return this.callBlock(node, frame);
+      case "FilterBlock":
+        return this.filterBlock(node, frame);
+      case "With":
+        return this.withStmt(node, frame);
+      case "Scope": {
+        const inner = frame.inner();
+        inner.symbols.analyzeNode(node);
+        const enter = this.enterFrame(inner);
+        const value = this.expr(node.autoescape, inner);
+        const c = this.constValue(node.autoescape, inner);
+        if (c === NOT_CONST) inner.volatile = true;
+        else inner.autoescape = truthy(c);
+        const body = this.stmts(node.body, inner);
+        const leave = this.leaveFrame(inner);
+        return (rs, a) => {
+          enter(rs, a);
+          const prev = rs.autoescape;
+          rs.autoescape = truthy(value(rs, a));
+          let r: number;
+          try {
+            r = body(rs, a);
+          } finally {
+            rs.autoescape = prev;
+          }
+          leave(a);
+          return r;
+        };
+      }
+      case "Break":
+      case "Continue": {
+        if (frame.loopDepth === 0) {
+          throw syntaxError(node.kind === "Break" ? "'break' outside loop" : "'continue' not properly in loop", node.lineno, "SyntaxError");
+        }
+        const code = node.kind === "Break" ? BREAK : CONTINUE;
+        return () => code;
+      }
+      case "Block": {
+        const name = node.name;
+        if (node.required) {
+          const msg = `Required block '${name}' not found`;
+          return () => {
+            throw runtimeError(msg);
+          };
+        }
+        if (!node.scoped) {
+          return (rs) => {
+            if (++rs.steps > rs.maxSteps) rs.stepFail();
+            this.runBlock(rs, name, null);
+            return OK;
+          };
+        }
+        // scoped: the block also sees the locals stored so far (Jinja2's derived context)
+        const locals: Array<[string, Loc]> = [];
+        const seen = new Set<string>();
+        for (let sym: Symbols | null = frame.symbols; sym !== null; sym = sym.parent) {
+          for (const n of [...sym.stores].sort()) {
+            if (seen.has(n)) continue;
+            seen.add(n);
+            locals.push([n, locate(frame.func, frame.symbols.ref(n))]);
+          }
+        }
+        return (rs, a) => {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          const ov = new Map<string, unknown>();
+          for (const [n, loc] of locals) {
+            const v = actAt(a, loc.hops).s[loc.slot];
+            if (v !== MISSING) ov.set(n, v);
+          }
+          this.runBlock(rs, name, ov);
+          return OK;
+        };
+      }
+      case "Extends":
+      case "Include":
+      case "Import":
+      case "FromImport": {
+        const tplExpr = this.expr(node.template, frame);
+        return (rs, a) => {
+          tplExpr(rs, a);
+          throw typeError("no loader for this environment specified");
+        };
+      }
+    }
+  }
+
+  /**
+   * Jinja2 folds constant output expressions at compile time with `as_const`, which looks up
+   * items through the sandbox's getitem even for slices (`{{ none[0:1] }}` prints "" instead of
+   * raising). Returns the folded text, or null when the expression is not constant.
+   */
+  private constOutput(node: Expr, frame: Frame): string | null {
+    const v = this.constValue(node, frame);
+    if (v === NOT_CONST) return null;
+    try {
+      return frame.autoescape ? markupEscape(v).s : pyStr(v);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Compile-time value of a constant expression (Jinja2's as_const), or NOT_CONST. */
+  private constValue(node: Expr, frame: Frame): unknown {
+    const cf = frame.copy();
+    cf.constMode = true;
+    let ev: Ev;
+    try {
+      ev = this.expr(node, cf);
+    } catch {
+      return NOT_CONST;
+    }
+    const rs = new RenderState({}, CONST_GLOBALS, undefined, CONST_LIMITS);
+    try {
+      return ev(rs, { s: [], up: null });
+    } catch {
+      return NOT_CONST;
+    }
+  }
+
+  private tryFold(node: Expr, frame: Frame): unknown {
+    const v = this.constValue(node, frame);
+    return v !== NOT_CONST && hasSafeRepr(v) ? v : NOT_CONST;
+  }
+
+  private output(node: OutputNode, frame: Frame): Ex {
+    const parts: Array<string | Ev> = [];
+    let chunks = 0;
+    for (const n of node.nodes) {
+      const c = n.kind === "TemplateData" ? n.data : this.constOutput(n, frame);
+      if (c !== null) {
+        const last = parts[parts.length - 1];
+        if (typeof last === "string") parts[parts.length - 1] = last + c;
+        else {
+          parts.push(c);
+          chunks++;
+        }
+      } else {
+        parts.push(this.expr(n, frame));
+        chunks++;
+      }
+    }
+    const ae: boolean | null = frame.volatile ? null : frame.autoescape;
+    const toText = (rs: RenderState, v: unknown): string => {
+      if (ae === true || (ae === null && rs.autoescape)) return markupEscape(v).s;
+      return typeof v === "string" ? v : pyStr(v);
+    };
+    if (parts.length === 1) {
+      const p = parts[0] as string | Ev;
+      if (typeof p === "string") {
+        return (rs) => {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          rs.out += p;
+          rs.chunks++;
+          if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+          return OK;
+        };
+      }
+      if (ae === false) {
+        return (rs, a) => {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          const v = p(rs, a);
+          rs.out += typeof v === "string" ? v : pyStr(v);
+          rs.chunks++;
+          if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+          return OK;
+        };
+      }
+    }
+    const arr = parts;
+    const n = arr.length;
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      for (let i = 0; i < n; i++) {
+        const p = arr[i] as string | Ev;
+        if (typeof p === "string") rs.out += p;
+        else rs.out += toText(rs, p(rs, a));
+      }
+      rs.chunks += chunks;
+      if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+      return OK;
+    };
+  }
+
+  private ifStmt(node: IfNode, frame: Frame): Ex {
+    const soft = frame.soft();
+    const branches: Array<[Ev, Ex]> = [[this.cond(node.test, soft), this.stmts(node.body, soft)]];
+    for (const e of node.elif_) branches.push([this.cond(e.test, soft), this.stmts(e.body, soft)]);
+    const orelse = node.else_.length > 0 ? this.stmts(node.else_, soft) : null;
+    if (branches.length === 1) {
+      const [t, b] = branches[0] as [Ev, Ex];
+      if (orelse === null) {
+        return (rs, a) => {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          return t(rs, a) === true ? b(rs, a) : OK;
+        };
+      }
+      return (rs, a) => {
+        if (++rs.steps > rs.maxSteps) rs.stepFail();
+        return t(rs, a) === true ? b(rs, a) : orelse(rs, a);
+      };
+    }
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      for (let i = 0; i < branches.length; i++) {
+        const br = branches[i] as [Ev, Ex];
+        if (br[0](rs, a) === true) return br[1](rs, a);
+      }
+      return orelse === null ? OK : orelse(rs, a);
+    };
+  }
+
+  /** An expression evaluated for its truth value (returns a JS boolean). */
+  private cond(node: Expr, frame: Frame): Ev {
+    switch (node.kind) {
+      case "Not": {
+        const inner = this.cond(node.node, frame);
+        return (rs, a) => inner(rs, a) !== true;
+      }
+      case "And": {
+        const l = this.cond(node.left, frame);
+        const r = this.cond(node.right, frame);
+        return (rs, a) => l(rs, a) === true && r(rs, a) === true;
+      }
+      case "Or": {
+        const l = this.cond(node.left, frame);
+        const r = this.cond(node.right, frame);
+        return (rs, a) => l(rs, a) === true || r(rs, a) === true;
+      }
+      case "Test":
+      case "Compare": {
+        const e = this.expr(node, frame);
+        return (rs, a) => e(rs, a) === true;
+      }
+      default: {
+        const e = this.expr(node, frame);
+        return (rs, a) => {
+          const v = e(rs, a);
+          return typeof v === "boolean" ? v : truthy(v);
+        };
+      }
+    }
+  }
+
+  private forStmt(node: ForNode, frame: Frame): Ex {
+    const loopFrame = frame.inner(node.recursive ? new FuncScope(frame.func) : frame.func);
+    loopFrame.loopFrame = true;
+    const elseFrame = frame.inner(loopFrame.func);
+    if (node.recursive) elseFrame.loopDepth = 0;
+    loopFrame.loopDepth = (node.recursive ? 0 : frame.loopDepth) + 1;
+
+    const extended =
+      node.recursive || findUndeclared(node.body, ["loop"]).has("loop") || findAll(node, "Block").some((b) => (b as { scoped: boolean }).scoped);
+    for (const n of findAll(node, "Name")) {
+      const nn = n as { name: string; ctx: string; lineno: number };
+      if (nn.ctx === "store" && nn.name === "loop") {
+        throw syntaxError("Can't assign to special loop variable in for-loop target", nn.lineno, "TemplateAssertionError");
+      }
+    }
+    let loopSlot = -1;
+    if (extended) loopFrame.symbols.declareParameter("loop");
+    loopFrame.symbols.analyzeNode(node, "body");
+    if (node.else_.length > 0) elseFrame.symbols.analyzeNode(node, "else");
+    loopFrame.register();
+    if (extended) loopSlot = locate(loopFrame.func, loopFrame.symbols.ref("loop")).slot;
+
+    // the optional `if` filter: a nested generator function with the test frame
+    let filterFn: ((rs: RenderState, a: Act, src: unknown[] | PyIter) => PyIter) | null = null;
+    if (node.test !== null) {
+      const testScope = new FuncScope(frame.func);
+      const testFrame = frame.inner(testScope);
+      testFrame.symbols.analyzeNode(node, "test");
+      testFrame.register();
+      const testEnter = this.enterFrame(testFrame);
+      const testTarget = this.assignTarget(node.target, testFrame);
+      const repack = this.targetValue(node.target, testFrame);
+      const test = this.cond(node.test, testFrame);
+      filterFn = (rs, a, src) => {
+        const gen = function* (): Generator<unknown> {
+          const ta: Act = { s: mkSlots(testScope.n), up: a };
+          testEnter(rs, ta);
+          if (Array.isArray(src)) {
+            for (let i = 0; i < src.length; i++) {
+              testTarget(rs, ta, src[i]);
+              if (test(rs, ta) === true) yield repack(rs, ta);
+            }
+          } else {
+            for (let r = src.next(); !r.done; r = src.next()) {
+              testTarget(rs, ta, r.value);
+              if (test(rs, ta) === true) yield repack(rs, ta);
+            }
+          }
+        };
+        return new PyIter("generator", gen());
+      };
+    }
+
+    const iterEv = this.expr(node.iter, frame);
+    const target = this.assignTarget(node.target, loopFrame);
+    const enter = this.enterFrame(loopFrame);
+    const body = this.stmts(node.body, loopFrame);
+    const leave = this.leaveFrame(loopFrame);
+    const hasElse = node.else_.length > 0;
+    let elseBody: Ex | null = null;
+    let elseEnter: ((rs: RenderState, a: Act) => void) | null = null;
+    let elseLeave: ((a: Act) => void) | null = null;
+    if (hasElse) {
+      elseEnter = this.enterFrame(elseFrame);
+      elseBody = this.stmts(node.else_, elseFrame);
+      elseLeave = this.leaveFrame(elseFrame);
+    }
+    const leaveLoop = node.recursive && !hasElse ? () => undefined : leave;
+
+    /** Runs the loop over `src` in activation `a`; returns a control code for the enclosing loop. */
+    const runLoop = (rs: RenderState, a: Act, srcIn: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number): number => {
+      const src = filterFn !== null ? filterFn(rs, a, srcIn) : srcIn;
+      let iterated = false;
+      let ctl = OK;
+      if (extended) {
+        a.s[loopSlot] = MISSING;
+        const lc = new LoopContext(src, recurse, depth0);
+        if (Array.isArray(src)) {
+          const n = src.length;
+          for (let i = 0; i < n; i++) {
+            if (++rs.steps > rs.maxSteps) rs.stepFail();
+            const item = src[i];
+            lc.setIndex(i, item);
+            target(rs, a, item);
+            a.s[loopSlot] = lc;
+            enter(rs, a);
+            const r = body(rs, a);
+            if (r === BREAK) break;
+            if (r === CONTINUE) continue;
+            iterated = true;
+          }
+        } else {
+          for (;;) {
+            const item = lc.nextItem();
+            if (item === MISSING) break;
+            if (++rs.steps > rs.maxSteps) rs.stepFail();
+            target(rs, a, item);
+            a.s[loopSlot] = lc;
+            enter(rs, a);
+            const r = body(rs, a);
+            if (r === BREAK) break;
+            if (r === CONTINUE) continue;
+            iterated = true;
+          }
+        }
+      } else if (Array.isArray(src)) {
+        const n = src.length;
+        for (let i = 0; i < n; i++) {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          target(rs, a, src[i]);
+          enter(rs, a);
+          const r = body(rs, a);
+          if (r === BREAK) break;
+          if (r === CONTINUE) continue;
+          iterated = true;
+        }
+      } else {
+        for (let it = src.next(); !it.done; it = src.next()) {
+          if (++rs.steps > rs.maxSteps) rs.stepFail();
+          target(rs, a, it.value);
+          enter(rs, a);
+          const r = body(rs, a);
+          if (r === BREAK) break;
+          if (r === CONTINUE) continue;
+          iterated = true;
+        }
+      }
+      leaveLoop(a);
+      if (hasElse && !iterated) {
+        (elseEnter as (rs: RenderState, a: Act) => void)(rs, a);
+        ctl = (elseBody as Ex)(rs, a);
+        (elseLeave as (a: Act) => void)(a);
+      }
+      return ctl;
+    };
+
+    if (!node.recursive) {
+      return (rs, a) => runLoop(rs, a, pyIter(iterEv(rs, a)), null, 0);
+    }
+    const scope = loopFrame.func;
+    return (rs, a) => {
+      const recurse: RecurseFn = (rs2, iterable, depth) => {
+        rs2.enterCall(true);
+        rs2.beginCapture();
+        try {
+          const la: Act = { s: mkSlots(scope.n), up: a };
+          runLoop(rs2, la, pyIter(iterable), recurse, depth);
+        } catch (e) {
+          rs2.abortCapture();
+          rs2.depth--;
+          throw e;
+        }
+        rs2.depth--;
+        return rs2.endCapture();
+      };
+      const out = recurse(rs, iterEv(rs, a), 0);
+      rs.out += out;
+      rs.chunks++;
+      return OK;
+    };
+  }
+
+  /** Value of an assignment target read back (used to re-pack filtered loop items). */
+  private targetValue(t: Expr, frame: Frame): Ev {
+    if (t.kind === "Tuple") {
+      const items = t.items.map((x) => this.targetValue(x, frame));
+      return (rs, a) => mkTuple(items.map((f) => f(rs, a)));
+    }
+    if (t.kind === "Name") {
+      const loc = locate(frame.func, frame.symbols.ref(t.name));
+      return (_rs, a) => actAt(a, loc.hops).s[loc.slot];
+    }
+    return () => null;
+  }
+
+  private assignTarget(t: Expr, frame: Frame): (rs: RenderState, a: Act, v: unknown) => void {
+    switch (t.kind) {
+      case "Name": {
+        const ident = frame.symbols.ref(t.name);
+        const { hops, slot } = locate(frame.func, ident);
+        const name = t.name;
+        if (frame.toplevel) {
+          return (rs, a, v) => {
+            actAt(a, hops).s[slot] = v;
+            rs.ctxVars.set(name, v);
+          };
+        }
+        if (hops === 0) {
+          return (_rs, a, v) => {
+            a.s[slot] = v;
+          };
+        }
+        return (_rs, a, v) => {
+          actAt(a, hops).s[slot] = v;
+        };
+      }
+      case "Tuple": {
+        const subs = t.items.map((x) => this.assignTarget(x, frame));
+        const n = subs.length;
+        return (rs, a, v) => {
+          const items = unpack(v, n);
+          for (let i = 0; i < n; i++) (subs[i] as (rs: RenderState, a: Act, v: unknown) => void)(rs, a, items[i]);
+        };
+      }
+      case "NSRef": {
+        const { hops, slot } = locate(frame.func, frame.symbols.ref(t.name));
+        const attr = t.attr;
+        return (_rs, a, v) => {
+          const ns = actAt(a, hops).s[slot];
+          if (!(ns instanceof Namespace)) throw runtimeError("cannot assign attribute on non-namespace object");
+          ns.attrs.set(attr, v);
+        };
+      }
+      default:
+        throw syntaxError(`can't assign to ${t.kind.toLowerCase()}`, t.lineno);
+    }
+  }
+
+  private assignBlock(node: AssignBlockNode, frame: Frame): Ex {
+    const blockFrame = frame.inner();
+    blockFrame.symbols.analyzeNode(node);
+    const enter = this.enterFrame(blockFrame);
+    const body = this.stmts(node.body, blockFrame);
+    const filter = node.filter !== null ? this.filterCall(node.filter, blockFrame) : null;
+    const target = this.assignTarget(node.target, frame);
+    const leave = this.leaveFrame(blockFrame);
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      enter(rs, a);
+      rs.beginCapture();
+      let r: number;
+      try {
+        r = body(rs, a);
+      } catch (e) {
+        rs.abortCapture();
+        throw e;
+      }
+      if (r !== OK) {
+        rs.abortCapture();
+        return r;
+      }
+      const text = rs.endCapture();
+      // Jinja2 decides this at runtime: (Markup if context.eval_ctx.autoescape else identity)
+      const markup = rs.autoescape;
+      const captured = markup ? new Markup(text) : text;
+      const value = filter !== null ? filter(rs, a, captured) : captured;
+      target(rs, a, markup ? new Markup(strOf(value as string)) : value);
+      leave(a);
+      return OK;
+    };
+  }
+
+  private filterBlock(node: FilterBlockNode, frame: Frame): Ex {
+    const filterFrame = frame.inner();
+    filterFrame.symbols.analyzeNode(node);
+    const enter = this.enterFrame(filterFrame);
+    const body = this.stmts(node.body, filterFrame);
+    const filter = this.filterCall(node.filter, filterFrame);
+    const leave = this.leaveFrame(filterFrame);
+    const ae: boolean | null = frame.volatile ? null : frame.autoescape;
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      enter(rs, a);
+      rs.beginCapture();
+      let r: number;
+      try {
+        r = body(rs, a);
+      } catch (e) {
+        rs.abortCapture();
+        throw e;
+      }
+      if (r !== OK) {
+        rs.abortCapture();
+        return r;
+      }
+      const text = rs.endCapture();
+      const v = filter(rs, a, ae === true || (ae === null && rs.autoescape) ? new Markup(text) : text);
+      rs.writeChunk(v);
+      if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+      leave(a);
+      return OK;
+    };
+  }
+
+  private withStmt(node: WithNode, frame: Frame): Ex {
+    const withFrame = frame.inner();
+    withFrame.symbols.analyzeNode(node);
+    const enter = this.enterFrame(withFrame);
+    const pairs = node.targets.map((t, i) => [this.assignTarget(t, withFrame), this.expr(node.values[i] as Expr, frame)] as const);
+    const body = this.stmts(node.body, withFrame);
+    const leave = this.leaveFrame(withFrame);
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      enter(rs, a);
+      for (const [t, v] of pairs) t(rs, a, v(rs, a));
+      const r = body(rs, a);
+      leave(a);
+      return r;
+    };
+  }
+
+  /** Jinja2 macro_body: the macro function of a `{% macro %}` or a call block's caller. */
+  private macroDef(node: MacroNode | CallBlockNode, frame: Frame): MacroDef {
+    const scope = new FuncScope(frame.func);
+    const mframe = frame.inner(scope);
+    const seenArgs = new Set<string>();
+    for (const arg of node.args) {
+      if (seenArgs.has(arg.name)) {
+        throw syntaxError(`duplicate argument 'l_${mframe.symbols.level}_${arg.name}' in function definition`, node.lineno, "SyntaxError");
+      }
+      seenArgs.add(arg.name);
+    }
+    mframe.symbols.analyzeNode(node);
+    let explicitCaller = -1;
+    const skipSpecial = new Set<string>();
+    node.args.forEach((arg, idx) => {
+      if (arg.name === "caller") explicitCaller = idx;
+      if (arg.name === "kwargs" || arg.name === "varargs") skipSpecial.add(arg.name);
+    });
+    const undeclared = findUndeclared(node.body, ["caller", "kwargs", "varargs"]);
+    let accessesCaller = false;
+    let accessesKwargs = false;
+    let accessesVarargs = false;
+    if (undeclared.has("caller")) {
+      if (explicitCaller >= 0) {
+        if (node.defaults[explicitCaller - node.args.length + node.defaults.length] === undefined || explicitCaller - node.args.length + node.defaults.length < 0) {
+          throw syntaxError('When defining macros or call blocks the special "caller" argument must be omitted or be given a default.', node.lineno, "TemplateAssertionError");
+        }
+      } else mframe.symbols.declareParameter("caller");
+      accessesCaller = true;
+    }
+    if (undeclared.has("kwargs") && !skipSpecial.has("kwargs")) {
+      mframe.symbols.declareParameter("kwargs");
+      accessesKwargs = true;
+    }
+    if (undeclared.has("varargs") && !skipSpecial.has("varargs")) {
+      mframe.symbols.declareParameter("varargs");
+      accessesVarargs = true;
+    }
+    mframe.symbols.analyzeNode(node);
+    mframe.register();
+    const argSlots = node.args.map((arg) => locate(scope, mframe.symbols.ref(arg.name)).slot);
+    const slotOf = (name: string, on: boolean): number => (on ? locate(scope, mframe.symbols.ref(name)).slot : -1);
+    const enter = this.enterFrame(mframe);
+    // Default expressions see parameters not bound yet as undefined (Jinja2's parameter tracking).
+    const paramIdents: string[] = [];
+    for (const [ident, load] of mframe.symbols.loads) if (load.kind === "param") paramIdents.push(ident);
+    const argIdents = node.args.map((arg) => mframe.symbols.ref(arg.name));
+    const nd = node.defaults.length;
+    const defaults = node.defaults.map((d, j) => {
+      const idx = node.args.length - nd + j;
+      const df = mframe.copy();
+      df.undeclaredParams = new Set(paramIdents.filter((p) => !argIdents.slice(0, idx).includes(p)));
+      return this.expr(d, df);
+    });
+    const body = this.stmts(node.body, mframe);
+    return {
+      name: node.kind === "Macro" ? node.name : null,
+      args: node.args.map((x) => x.name),
+      argSlots,
+      defaults,
+      catchKwargs: accessesKwargs,
+      catchVarargs: accessesVarargs,
+      accessesCaller,
+      callerSlot: slotOf("caller", accessesCaller && explicitCaller < 0),
+      kwargsSlot: slotOf("kwargs", accessesKwargs),
+      varargsSlot: slotOf("varargs", accessesVarargs),
+      get nslots() {
+        return scope.n;
+      },
+      enter,
+      body: (rs, a) => {
+        body(rs, a);
+      },
+    };
+  }
+
+  private macroStmt(node: MacroNode, frame: Frame): Ex {
+    const def = this.macroDef(node, frame);
+    const ident = frame.symbols.ref(node.name);
+    const { hops, slot } = locate(frame.func, ident);
+    const name = node.name;
+    const top = frame.toplevel;
+    return (rs, a) => {
+      const m = new Macro(def, a);
+      if (top) rs.ctxVars.set(name, m);
+      actAt(a, hops).s[slot] = m;
+      return OK;
+    };
+  }
+
+  private callBlock(node: CallBlockNode, frame: Frame): Ex {
+    const def = this.macroDef(node, frame);
+    if (node.generation) {
+      return (rs, a) => {
+        if (++rs.steps > rs.maxSteps) rs.stepFail();
+        const caller = new Macro(def, a);
+        const rv = caller.call(rs, [], null);
+        const text = typeof rv === "string" ? rv : strOf(rv as Markup);
+        const start = rs.rootLength();
+        rs.generation.push([start, start + text.length]);
+        rs.out += text;
+        rs.chunks++;
+        if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+        return OK;
+      };
+    }
+    const call = node.call as Extract<Expr, { kind: "Call" }>;
+    const callee = this.expr(call.node, frame);
+    const args = this.callArgs(call, frame);
+    return (rs, a) => {
+      if (++rs.steps > rs.maxSteps) rs.stepFail();
+      const caller = new Macro(def, a);
+      const fn = callee(rs, a);
+      const [pos, kw] = args(rs, a);
+      const kwargs = kw === null ? new Map<string, unknown>() : kw;
+      kwargs.set("caller", caller);
+      const v = callValue(rs, fn, pos, kwargs);
+      rs.writeChunk(v);
+      if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
+      return OK;
+    };
+  }
+
+  // ---- expressions ----------------------------------------------------------------------------
+
+  expr(node: Expr, frame: Frame): Ev {
+    if (!frame.constMode && FOLDABLE.has(node.kind)) {
+      // Jinja2's optimizer: a constant subtree whose value has a safe repr becomes a constant.
+      const v = this.tryFold(node, frame);
+      if (v !== NOT_CONST) return () => v;
+    }
+    switch (node.kind) {
+      case "Const": {
+        const v = node.value;
+        return () => v;
+      }
+      case "TemplateData": {
+        const v = node.data;
+        return () => v;
+      }
+      case "Name":
+        return this.nameLoad(node.name, frame);
+      case "NSRef":
+        throw syntaxError("namespace reference outside of an assignment", node.lineno);
+      case "Tuple": {
+        const items = node.items.map((x) => this.expr(x, frame));
+        return (rs, a) => mkTuple(items.map((f) => f(rs, a)));
+      }
+      case "List": {
+        const items = node.items.map((x) => this.expr(x, frame));
+        return (rs, a) => items.map((f) => f(rs, a));
+      }
+      case "Dict": {
+        const items = node.items.map((p) => [this.expr(p.key, frame), this.expr(p.value, frame)] as const);
+        return (rs, a) => {
+          const m = newDict();
+          for (const [k, v] of items) {
+            const key = k(rs, a);
+            dictSet(m, key, v(rs, a));
+          }
+          return m;
+        };
+      }
+      case "CondExpr": {
+        const soft = frame.soft();
+        const test = this.cond(node.test, soft);
+        const e1 = this.expr(node.expr1, soft);
+        if (node.expr2 !== null) {
+          const e2 = this.expr(node.expr2, soft);
+          return (rs, a) => (test(rs, a) === true ? e1(rs, a) : e2(rs, a));
+        }
+        const hint = `the inline if-expression on line ${node.lineno} evaluated to false and no else section was defined.`;
+        if (frame.constMode) {
+          return (rs, a) => {
+            if (test(rs, a) === true) return e1(rs, a);
+            throw new Impossible();
+          };
+        }
+        return (rs, a) => (test(rs, a) === true ? e1(rs, a) : new Undefined(hint));
+      }
+      case "And": {
+        const l = this.expr(node.left, frame);
+        const r = this.expr(node.right, frame);
+        return (rs, a) => {
+          const x = l(rs, a);
+          return truthy(x) ? r(rs, a) : x;
+        };
+      }
+      case "Or": {
+        const l = this.expr(node.left, frame);
+        const r = this.expr(node.right, frame);
+        return (rs, a) => {
+          const x = l(rs, a);
+          return truthy(x) ? x : r(rs, a);
+        };
+      }
+      case "Not": {
+        const c = this.cond(node.node, frame);
+        return (rs, a) => c(rs, a) !== true;
+      }
+      case "Neg": {
+        const x = this.expr(node.node, frame);
+        return (rs, a) => pyNeg(x(rs, a));
+      }
+      case "Pos": {
+        const x = this.expr(node.node, frame);
+        return (rs, a) => pyPos(x(rs, a));
+      }
+      case "Bin":
+        return this.binExpr(node, frame);
+      case "Concat": {
+        const parts = node.nodes.map((x) => this.expr(x, frame));
+        const ae: boolean | null = frame.constMode ? false : frame.volatile ? null : frame.autoescape;
+        if (ae !== false) {
+          // markup_join: if any part is Markup, everything else is escaped
+          return (rs, a) => {
+            const vals = parts.map((p) => p(rs, a));
+            if ((ae === true || rs.autoescape) && vals.some((v) => v instanceof Markup)) {
+              const strs = vals.map((v) => markupEscape(v).s);
+              rs.checkSize(strs.reduce((n, x) => n + x.length, 0));
+              return new Markup(strs.join(""));
+            }
+            const strs = vals.map((v) => (typeof v === "string" ? v : pyStr(v)));
+            rs.checkSize(strs.reduce((n, x) => n + x.length, 0));
+            return strs.join("");
+          };
+        }
+        return (rs, a) => {
+          let s = "";
+          for (let i = 0; i < parts.length; i++) {
+            const v = (parts[i] as Ev)(rs, a);
+            const t = typeof v === "string" ? v : pyStr(v);
+            if (s.length + t.length > rs.maxChars) rs.checkSize(s.length + t.length);
+            s += t;
+          }
+          return s;
+        };
+      }
+      case "Compare":
+        return this.compare(node.expr, node.ops, frame);
+      case "Getattr":
+        return this.getattr(node.node, node.attr, frame);
+      case "Getitem": {
+        const obj = this.expr(node.node, frame);
+        if (node.arg.kind === "Slice") {
+          const sl = node.arg;
+          const st = sl.start !== null ? this.expr(sl.start, frame) : null;
+          const sp = sl.stop !== null ? this.expr(sl.stop, frame) : null;
+          const sq = sl.step !== null ? this.expr(sl.step, frame) : null;
+          if (frame.constMode) {
+            // as_const goes through the sandbox getitem: a failing slice is an undefined value
+            return (rs, a) => {
+              const o = obj(rs, a);
+              const b0 = st === null ? null : st(rs, a);
+              const b1 = sp === null ? null : sp(rs, a);
+              const b2 = sq === null ? null : sq(rs, a);
+              try {
+                return pySlice(o, b0, b1, b2);
+              } catch (e) {
+                if (e instanceof PyError && (e.pyType === "TypeError" || e.pyType === "IndexError" || e.pyType === "KeyError")) {
+                  return new Undefined(`${objectTypeRepr(o)} has no element slice(${pyRepr(b0)}, ${pyRepr(b1)}, ${pyRepr(b2)})`);
+                }
+                throw e;
+              }
+            };
+          }
+          return (rs, a) => {
+            const o = obj(rs, a);
+            return pySlice(o, st === null ? null : st(rs, a), sp === null ? null : sp(rs, a), sq === null ? null : sq(rs, a));
+          };
+        }
+        const key = this.expr(node.arg, frame);
+        return (rs, a) => {
+          const o = obj(rs, a);
+          const k = key(rs, a);
+          if (Array.isArray(o) && typeof k === "number" && Number.isInteger(k)) {
+            const i = k < 0 ? k + o.length : k;
+            if (i >= 0 && i < o.length) {
+              const v = o[i];
+              return v === undefined ? null : v;
+            }
+          } else if (typeof k === "string" && isPlainDict(o) && hasOwn.call(o, k)) {
+            const v = o[k];
+            if (v !== undefined && typeof v !== "function") return v;
+          }
+          return getItem(rs, o, k);
+        };
+      }
+      case "Slice":
+        throw syntaxError("slice outside of a subscript", node.lineno);
+      case "Call":
+        return this.call(node, frame);
+      case "Filter": {
+        const f = this.filterCall(node, frame);
+        return (rs, a) => f(rs, a, undefined);
+      }
+      case "Test":
+        return this.test(node, frame);
+    }
+  }
+
+  private nameLoad(name: string, frame: Frame): Ev {
+    if (frame.constMode) return impossible;
+    const ident = frame.symbols.ref(name);
+    const { hops, slot } = locate(frame.func, ident);
+    const load = frame.symbols.findLoad(ident);
+    if (load !== null && load.kind === "param" && !(frame.undeclaredParams?.has(ident) ?? false)) {
+      // Jinja2 reads declared parameters without the undefined check: an unset one is `missing`.
+      return (_rs, a) => {
+        const v = actAt(a, hops).s[slot];
+        return v === MISSING ? PY_MISSING : v;
+      };
+    }
+    if (hops === 0) {
+      return (_rs, a) => {
+        const v = a.s[slot];
+        return v === MISSING ? new Undefined(null, MISSING, name) : v;
+      };
+    }
+    if (hops === 1) {
+      return (_rs, a) => {
+        const v = (a.up as Act).s[slot];
+        return v === MISSING ? new Undefined(null, MISSING, name) : v;
+      };
+    }
+    return (_rs, a) => {
+      const v = actAt(a, hops).s[slot];
+      return v === MISSING ? new Undefined(null, MISSING, name) : v;
+    };
+  }
+
+  private binExpr(node: Extract<Expr, { kind: "Bin" }>, frame: Frame): Ev {
+    const l = this.expr(node.left, frame);
+    const r = this.expr(node.right, frame);
+    switch (node.op) {
+      case "add":
+        return (rs, a) => {
+          const x = l(rs, a);
+          const y = r(rs, a);
+          if (typeof x === "string" && typeof y === "string") {
+            if (x.length + y.length > rs.maxChars) rs.checkSize(x.length + y.length);
+            return x + y;
+          }
+          return pyAdd(x, y, rs);
+        };
+      case "sub":
+        return (rs, a) => pySub(l(rs, a), r(rs, a));
+      case "mul":
+        return (rs, a) => pyMul(l(rs, a), r(rs, a), rs);
+      case "div":
+        return (rs, a) => pyTrueDiv(l(rs, a), r(rs, a));
+      case "floordiv":
+        return (rs, a) => pyFloorDiv(l(rs, a), r(rs, a));
+      case "mod":
+        return (rs, a) => {
+          const x = l(rs, a);
+          const y = r(rs, a);
+          const v = pyMod(x, y, rs, (s, args) => percentFormat(s as string, args));
+          if (typeof v === "string" && v.length > rs.maxChars) rs.checkSize(v.length);
+          return v;
+        };
+      case "pow":
+        return (rs, a) => pyPow(l(rs, a), r(rs, a));
+    }
+  }
+
+  private compare(first: Expr, ops: Array<{ op: CompareOp; expr: Expr }>, frame: Frame): Ev {
+    const head = this.expr(first, frame);
+    const rest = ops.map((o) => [o.op, this.expr(o.expr, frame)] as const);
+    const test = (op: CompareOp, x: unknown, y: unknown): boolean => {
+      switch (op) {
+        case "eq":
+          return x === y ? x === x : pyEq(x, y);
+        case "ne":
+          return !(x === y ? x === x : pyEq(x, y));
+        case "lt":
+          return pyCompare(x, y, "lt") < 0;
+        case "lteq":
+          return pyCompare(x, y, "lteq") <= 0;
+        case "gt":
+          return pyCompare(x, y, "gt") > 0;
+        case "gteq":
+          return pyCompare(x, y, "gteq") >= 0;
+        case "in":
+          return pyContains(y, x);
+        case "notin":
+          return !pyContains(y, x);
+      }
+    };
+    if (rest.length === 1) {
+      const [op, ev] = rest[0] as readonly [CompareOp, Ev];
+      if (op === "eq") {
+        return (rs, a) => {
+          const x = head(rs, a);
+          const y = ev(rs, a);
+          if (x === y) return x === x;
+          if (typeof x === "string" && typeof y === "string") return false;
+          return pyEq(x, y);
+        };
+      }
+      if (op === "ne") {
+        return (rs, a) => {
+          const x = head(rs, a);
+          const y = ev(rs, a);
+          if (x === y) return x !== x;
+          if (typeof x === "string" && typeof y === "string") return true;
+          return !pyEq(x, y);
+        };
+      }
+      if (op === "in" || op === "notin") {
+        const neg = op === "notin";
+        return (rs, a) => {
+          const x = head(rs, a);
+          const y = ev(rs, a);
+          if (typeof x === "string" && typeof y === "string") return (y.indexOf(x) >= 0) !== neg;
+          return pyContains(y, x) !== neg;
+        };
+      }
+      return (rs, a) => {
+        const x = head(rs, a);
+        const y = ev(rs, a);
+        if (typeof x === "number" && typeof y === "number") {
+          switch (op) {
+            case "lt":
+              return x < y;
+            case "lteq":
+              return x <= y;
+            case "gt":
+              return x > y;
+            default:
+              return x >= y;
+          }
+        }
+        return test(op, x, y);
+      };
+    }
+    return (rs, a) => {
+      let x = head(rs, a);
+      for (const [op, ev] of rest) {
+        const y = ev(rs, a);
+        if (!test(op, x, y)) return false;
+        x = y;
+      }
+      return true;
+    };
+  }
+
+  private getattr(objNode: Expr, attr: string, frame: Frame): Ev {
+    const obj = this.expr(objNode, frame);
+    const dataKey = attr.charCodeAt(0) !== 95 && !DICT_METHOD_NAMES.has(attr);
+    if (dataKey) {
+      return (rs, a) => {
+        const o = obj(rs, a);
+        if (typeof o === "object" && o !== null && !Array.isArray(o)) {
+          const p = Object.getPrototypeOf(o);
+          if (p === OBJECT_PROTO || p === null) {
+            if (hasOwn.call(o, attr)) {
+              const v = (o as Record<string, unknown>)[attr];
+              if (v !== undefined && typeof v !== "function" && typeof v !== "symbol") return v;
+            }
+            return new Undefined(null, o, attr);
+          }
+        }
+        return getAttr(rs, o, attr);
+      };
+    }
+    return (rs, a) => getAttr(rs, obj(rs, a), attr);
+  }
+
+  /** Positional and keyword argument evaluation of a call (returns [args, kwargs|null]). */
+  private callArgs(node: CallArgs, frame: Frame): (rs: RenderState, a: Act) => [unknown[], Map<string, unknown> | null] {
+    const pos = node.args.map((x) => this.expr(x, frame));
+    const kws = node.kwargs.map((k) => [k.key, this.expr(k.value, frame)] as const);
+    const seen = new Set<string>();
+    for (const [k] of kws) {
+      if (seen.has(k)) throw syntaxError(`keyword argument repeated: ${k}`, node.args[0]?.lineno ?? 1, "SyntaxError");
+      seen.add(k);
+    }
+    const dynArgs = node.dynArgs !== null ? this.expr(node.dynArgs, frame) : null;
+    const dynKwargs = node.dynKwargs !== null ? this.expr(node.dynKwargs, frame) : null;
+    if (kws.length === 0 && dynArgs === null && dynKwargs === null) {
+      if (pos.length === 0) return () => [[], null];
+      if (pos.length === 1) {
+        const p0 = pos[0] as Ev;
+        return (rs, a) => [[p0(rs, a)], null];
+      }
+      return (rs, a) => [pos.map((f) => f(rs, a)), null];
+    }
+    return (rs, a) => {
+      const args = pos.map((f) => f(rs, a));
+      let kwargs: Map<string, unknown> | null = null;
+      if (kws.length > 0) {
+        kwargs = new Map();
+        for (const [k, f] of kws) kwargs.set(k, f(rs, a));
+      }
+      if (dynArgs !== null) {
+        const extra = dynArgs(rs, a);
+        const it = pyIter(extra);
+        if (Array.isArray(it)) args.push(...it);
+        else for (let r = it.next(); !r.done; r = it.next()) args.push(r.value);
+      }
+      if (dynKwargs !== null) {
+        const m = dynKwargs(rs, a);
+        if (!isDict(m)) throw typeError(`argument after ** must be a mapping, not ${typeName(m)}`);
+        if (kwargs === null) kwargs = new Map();
+        for (const k of dictKeys(m)) {
+          if (!isStr(k)) throw typeError("keywords must be strings");
+          const ks = strOf(k);
+          if (kwargs.has(ks)) throw typeError(`got multiple values for keyword argument '${ks}'`);
+          kwargs.set(ks, dictGet(m, k));
+        }
+      }
+      return [args, kwargs];
+    };
+  }
+
+  private call(node: Extract<Expr, { kind: "Call" }>, frame: Frame): Ev {
+    if (frame.constMode) return impossible;
+    const args = this.callArgs(node, frame);
+    // Method calls on values: avoid allocating bound methods for str and dict methods.
+    if (node.node.kind === "Getattr") {
+      const name = node.node.attr;
+      const obj = this.expr(node.node.node, frame);
+      const strMethod = STR_METHODS[name];
+      const isDictGet = name === "get";
+      const isDictView = name === "items" || name === "keys" || name === "values";
+      return (rs, a) => {
+        const o = obj(rs, a);
+        if (typeof o === "string" && strMethod !== undefined) {
+          const [pos, kw] = args(rs, a);
+          return strMethod(rs, o, pos, kw, o);
+        }
+        if ((isDictGet || isDictView) && isPlainDict(o)) {
+          const [pos, kw] = args(rs, a);
+          if (kw === null) {
+            if (isDictView && pos.length === 0) return new DictView(name as "items" | "keys" | "values", o);
+            if (isDictGet && (pos.length === 1 || pos.length === 2)) {
+              const v = dictGet(o, pos[0]);
+              return v === MISSING ? (pos.length === 2 ? pos[1] : null) : v;
+            }
+          }
+          return callValue(rs, getAttr(rs, o, name), pos, kw);
+        }
+        const fn = getAttr(rs, o, name);
+        const [pos, kw] = args(rs, a);
+        return callValue(rs, fn, pos, kw);
+      };
+    }
+    const callee = this.expr(node.node, frame);
+    return (rs, a) => {
+      const fn = callee(rs, a);
+      const [pos, kw] = args(rs, a);
+      return callValue(rs, fn, pos, kw);
+    };
+  }
+
+  /**
+   * Compiles a filter application. In `{% filter %}` / `{% set x | f %}` blocks the innermost
+   * filter of the chain has no node: it is applied to `blockValue`.
+   */
+  private filterCall(node: FilterNode, frame: Frame): (rs: RenderState, a: Act, blockValue: unknown) => unknown {
+    const fn = FILTERS.get(node.name);
+    if (frame.constMode && (fn === undefined || node.node === null || frame.volatile || PASS_ARG_FILTERS.has(node.name))) return impossible;
+    const args = this.callArgs(node, frame);
+    let valueEv: ((rs: RenderState, a: Act, bv: unknown) => unknown) | null = null;
+    if (node.node !== null) {
+      if (node.node.kind === "Filter" && filterChainOnBlock(node.node)) valueEv = this.filterCall(node.node, frame);
+      else {
+        const e = this.expr(node.node, frame);
+        valueEv = (rs, a) => e(rs, a);
+      }
+    }
+    if (fn === undefined) {
+      if (!frame.softFrame) throw syntaxError(`No filter named '${node.name}'.`, node.lineno, "TemplateAssertionError");
+      const msg = `No filter named '${node.name}' found.`;
+      return () => {
+        throw runtimeError(msg);
+      };
+    }
+    const f: FilterFn = fn;
+    if (valueEv === null) {
+      return (rs, a, bv) => {
+        const [pos, kw] = args(rs, a);
+        return f(rs, bv, pos, kw);
+      };
+    }
+    const ve = valueEv;
+    return (rs, a, bv) => {
+      const v = ve(rs, a, bv);
+      const [pos, kw] = args(rs, a);
+      return f(rs, v, pos, kw);
+    };
+  }
+
+  private test(node: TestNode, frame: Frame): Ev {
+    const fn = TESTS.get(node.name);
+    if (frame.constMode && (fn === undefined || frame.volatile || PASS_ARG_TESTS.has(node.name))) return impossible;
+    const value = this.expr(node.node, frame);
+    if (fn === undefined) {
+      if (!frame.softFrame) throw syntaxError(`No test named '${node.name}'.`, node.lineno, "TemplateAssertionError");
+      const msg = `No test named '${node.name}' found.`;
+      const argsEv = this.callArgs(node, frame);
+      return (rs, a) => {
+        value(rs, a);
+        argsEv(rs, a);
+        throw runtimeError(msg);
+      };
+    }
+    const plain = node.args.length === 0 && node.kwargs.length === 0 && node.dynArgs === null && node.dynKwargs === null;
+    if (plain) {
+      switch (node.name) {
+        case "defined":
+          return (rs, a) => !(value(rs, a) instanceof Undefined);
+        case "undefined":
+          return (rs, a) => value(rs, a) instanceof Undefined;
+        case "none":
+          return (rs, a) => value(rs, a) === null;
+        case "string":
+          return (rs, a) => isStr(value(rs, a));
+        case "mapping":
+          return (rs, a) => isDict(value(rs, a));
+        case "true":
+          return (rs, a) => value(rs, a) === true;
+        case "false":
+          return (rs, a) => value(rs, a) === false;
+        case "boolean":
+          return (rs, a) => typeof value(rs, a) === "boolean";
+      }
+    }
+    const args = this.callArgs(node, frame);
+    const t: TestFn = fn;
+    return (rs, a) => {
+      const v = value(rs, a);
+      const [pos, kw] = args(rs, a);
+      return t(rs, v, pos, kw);
+    };
+  }
+}
+
+/** Internal: compile a parsed template. */
+export function compileTree(tpl: TemplateNode): CompiledRoot {
+  return new Compiler().compile(tpl);
+}
+

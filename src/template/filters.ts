@@ -1,0 +1,1054 @@
+/**
+ * Jinja2 3.1 builtin filters and tests (with HF's `tojson`), with Python semantics: lazy
+ * generators where Jinja2 returns generators (map, select, items, unique, batch, ...), Python
+ * sorting and comparison, Markup propagation, and Python's argument errors.
+ *
+ * Layer: template.
+ */
+import { PyFloat } from "../json/values.js";
+import { JsonDumpsError, dumps } from "../json/dumps.js";
+import { PyError, typeError } from "./pyerror.js";
+import {
+  dictItems,
+  dictKeys,
+  failUndefined,
+  fval,
+  isDict,
+  isFloat,
+  isInt,
+  isIterable,
+  isNumber,
+  isStr,
+  markupEscape,
+  mkFloat,
+  mkInt,
+  parsePyFloat,
+  parsePyInt,
+  pyAdd,
+  pyCompare,
+  pyMul,
+  pySub,
+  pyContains,
+  pyEq,
+  pyIter,
+  pyLen,
+  pyList,
+  pyMod,
+  pyRepr,
+  pyStr,
+  strOf,
+  truthy,
+  typeName,
+} from "./ops.js";
+import { percentFormat, fmtF } from "./format.js";
+import {
+  cpArray,
+  cpLen,
+  cpSlice,
+  pyCapitalize,
+  pyCenter,
+  pyIsLower,
+  pyIsUpper,
+  pySplitlines,
+  pyStrip,
+  replacedLength,
+} from "./pystr.js";
+import { attrOf, striptags } from "./methods.js";
+import type { RenderState } from "./runtime.js";
+import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
+import { LoopContext, callValue, getAttr, getItem, isCallable, pySlice } from "./runtime.js";
+import { DictView, GROUP, MISSING, Markup, PyDict, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
+
+export type FilterFn = (rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null) => unknown;
+export type TestFn = (rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null) => boolean;
+
+const NONE = Symbol("no-default");
+
+/**
+ * Python argument binding for `def f(value, p1=d1, ...)`: returns the parameter values.
+ * `params` lists [name, default] (NONE = required).
+ */
+/** Python filter functions that receive a context/environment/eval-context first (counted by Python). */
+const PASS_ARG = new Set(["sync_do_join", "sync_do_first", "sync_do_groupby", "sync_do_sum", "sync_do_unique", "do_attr", "do_last", "do_max", "do_min", "do_random", "do_replace", "do_sort", "do_truncate", "do_wordwrap", "do_xmlattr"]);
+
+function fbind(fname: string, args: unknown[], kwargs: Map<string, unknown> | null, params: Array<[string, unknown]>): unknown[] {
+  const extra = PASS_ARG.has(fname) ? 1 : 0;
+  const total = params.length + 1 + extra;
+  const required = params.filter((p) => p[1] === NONE).length + 1 + extra;
+  if (args.length > params.length) {
+    const given = args.length + 1 + extra;
+    if (required === total) throw typeError(`${fname}() takes ${total} positional argument${total === 1 ? "" : "s"} but ${given} were given`);
+    throw typeError(`${fname}() takes from ${required} to ${total} positional arguments but ${given} were given`);
+  }
+  const out = params.map((p, i) => (i < args.length ? args[i] : MISSING));
+  if (kwargs !== null) {
+    for (const [k, v] of kwargs) {
+      const i = params.findIndex((p) => p[0] === k);
+      if (i < 0) throw typeError(`${fname}() got an unexpected keyword argument ${pyRepr(k)}`);
+      if (out[i] !== MISSING) throw typeError(`${fname}() got multiple values for argument ${pyRepr(k)}`);
+      out[i] = v;
+    }
+  }
+  const missing: string[] = [];
+  for (let i = 0; i < params.length; i++) {
+    if (out[i] === MISSING) {
+      const d = (params[i] as [string, unknown])[1];
+      if (d === NONE) missing.push((params[i] as [string, unknown])[0]);
+      else out[i] = d;
+    }
+  }
+  if (missing.length > 0) {
+    const names = missing.map((m) => pyRepr(m));
+    const list = names.length === 1 ? names[0] : names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
+    throw typeError(`${fname}() missing ${missing.length} required positional argument${missing.length === 1 ? "" : "s"}: ${list}`);
+  }
+  return out;
+}
+
+function noArgs(fname: string, args: unknown[], kwargs: Map<string, unknown> | null): void {
+  fbind(fname, args, kwargs, []);
+}
+
+/** markupsafe.soft_str */
+function softStr(v: unknown): string | Markup {
+  if (typeof v === "string" || v instanceof Markup) return v;
+  return pyStr(v);
+}
+
+function mapStr(v: string | Markup, f: (s: string) => string): string | Markup {
+  return typeof v === "string" ? f(v) : new Markup(f(v.s));
+}
+
+function gen(typeName: string, fn: () => Generator<unknown>, qualname = ""): PyIter {
+  return new PyIter(typeName, fn(), qualname);
+}
+
+/** Iterates any Python iterable lazily. */
+function* iterate(v: unknown): Generator<unknown> {
+  const it = pyIter(v);
+  if (Array.isArray(it)) {
+    yield* it;
+    return;
+  }
+  for (let r = it.next(); !r.done; r = it.next()) yield r.value;
+}
+
+function ignoreCase(v: unknown): unknown {
+  return typeof v === "string" ? v.toLowerCase() : v instanceof Markup ? new Markup(v.s.toLowerCase()) : v;
+}
+
+/** jinja2.filters._prepare_attribute_parts */
+function attrParts(attr: unknown): unknown[] {
+  if (attr === null || attr === MISSING) return [];
+  if (typeof attr === "string") return attr.split(".").map((x) => (/^[0-9]+$/.test(x) && !hasNonAsciiDigit(x) ? Number(x) : x));
+  return [attr];
+}
+
+function hasNonAsciiDigit(s: string): boolean {
+  return /[^0-9]/.test(s);
+}
+
+function attrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown) => unknown) | null, dflt: unknown = null): (item: unknown) => unknown {
+  const parts = attrParts(attribute);
+  return (item: unknown) => {
+    let it = item;
+    for (const p of parts) {
+      it = getItem(rs, it, p);
+      if (dflt !== null && it instanceof Undefined) it = dflt;
+    }
+    return post !== null ? post(it) : it;
+  };
+}
+
+function multiAttrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown) => unknown) | null): (item: unknown) => unknown[] {
+  const split: unknown[] = typeof attribute === "string" ? attribute.split(",") : [attribute];
+  const parts = split.map(attrParts);
+  return (item: unknown) =>
+    parts.map((ps) => {
+      let it = item;
+      for (const p of ps) it = getItem(rs, it, p);
+      return post !== null ? post(it) : it;
+    });
+}
+
+/** Stable sort with Python `<` on keys (TypeError for incomparable keys, as Python raises). */
+function pySorted(rs: RenderState, items: unknown[], key: (v: unknown) => unknown, reverse: boolean): unknown[] {
+  rs.addSteps(items.length);
+  const keyed = items.map((v) => ({ v, k: key(v) }));
+  // V8 calls cmp(later, earlier) when inserting; Python's sort asks later < earlier first.
+  const cmp = (a: { k: unknown }, b: { k: unknown }): number => {
+    if (pyCompare(a.k, b.k, "lt") < 0) return -1; // a < b
+    if (pyCompare(b.k, a.k, "lt") < 0) return 1; // b < a
+    return 0;
+  };
+  keyed.sort(reverse ? (a, b) => cmp(b, a) : cmp);
+  return keyed.map((x) => x.v);
+}
+
+function toInt(fname: string, v: unknown): number {
+  if (typeof v === "number" && Number.isInteger(v)) return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "bigint") return Number(v);
+  if (v instanceof Undefined) failUndefined(v);
+  throw typeError(`'${typeName(v)}' object cannot be interpreted as an integer`);
+  void fname;
+}
+
+function reversedOf(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const arr = value;
+    return gen(isTuple(arr) ? "reversed" : "list_reverseiterator", function* () {
+      for (let i = arr.length - 1; i >= 0; i--) yield arr[i];
+    });
+  }
+  if (value instanceof PyRange) {
+    const r = value;
+    return gen("range_iterator", function* () {
+      for (let i = r.length - 1; i >= 0; i--) yield r.at(i);
+    });
+  }
+  if (isDict(value)) {
+    const ks = dictKeys(value);
+    return gen("dict_reversekeyiterator", function* () {
+      for (let i = ks.length - 1; i >= 0; i--) yield ks[i];
+    });
+  }
+  if (value instanceof Undefined) {
+    // Undefined has __len__ and __getitem__, so reversed() accepts it (and yields nothing)
+    return gen("reversed", function* () {});
+  }
+  if (value instanceof DictView) {
+    const arr = pyList(value);
+    return gen(`dict_reverse${value.kind === "keys" ? "key" : value.kind === "values" ? "value" : "item"}iterator`, function* () {
+      for (let i = arr.length - 1; i >= 0; i--) yield arr[i];
+    });
+  }
+  return MISSING;
+}
+
+/** Python round(x, n) for floats (correctly rounded, half to even on the exact value). */
+function roundFloat(x: number, n: number): number {
+  if (!Number.isFinite(x)) return x;
+  if (n >= 0) {
+    if (n > 300) return x;
+    const s = fmtF(x, n);
+    const r = Number(s);
+    return x < 0 || Object.is(x, -0) ? -r : r;
+  }
+  const p = Math.pow(10, -n);
+  const q = x / p;
+  let r = Math.round(q);
+  if (Math.abs(q - Math.trunc(q)) === 0.5) r = 2 * Math.round(q / 2);
+  return r * p;
+}
+
+function pyRound(v: unknown, ndigits: unknown): unknown {
+  if (ndigits === null) {
+    if (isInt(v) || typeof v === "boolean") return typeof v === "boolean" ? (v ? 1 : 0) : v;
+    if (isFloat(v)) {
+      const x = fval(v);
+      if (!Number.isFinite(x)) throw new PyError(x !== x ? "ValueError" : "OverflowError", x !== x ? "cannot convert float NaN to integer" : "cannot convert float infinity to integer");
+      return mkInt(BigInt(roundFloat(x, 0)));
+    }
+    throw typeError(`type ${typeName(v)} doesn't define __round__ method`);
+  }
+  const n = toInt("round", ndigits);
+  if (isInt(v) || typeof v === "boolean") {
+    const iv = typeof v === "boolean" ? (v ? 1 : 0) : v;
+    if (n >= 0) return iv;
+    const p = 10n ** BigInt(-n);
+    const b = BigInt(iv);
+    let q = b / p;
+    const rem = b - q * p;
+    const twice = 2n * (rem < 0n ? -rem : rem);
+    if (twice > p || (twice === p && q % 2n !== 0n)) q += b < 0n ? -1n : 1n;
+    return mkInt(q * p);
+  }
+  if (isFloat(v)) return mkFloat(roundFloat(fval(v), n));
+  throw typeError(`type ${typeName(v)} doesn't define __round__ method`);
+}
+
+function tojsonImpl(rs: RenderState, value: unknown, ensureAscii: unknown, indent: unknown, separators: unknown, sortKeys: unknown): string {
+  let ind: number | string | null = null;
+  if (indent !== null) {
+    if (isStr(indent)) ind = strOf(indent);
+    else if (isInt(indent) || typeof indent === "boolean") {
+      ind = Number(fval(indent));
+      rs.checkSize(ind);
+    }
+    else throw typeError(`can't multiply sequence by non-int of type '${typeName(indent)}'`);
+  }
+  let seps: [string, string] | null = null;
+  if (separators !== null) {
+    const arr = pyList(separators);
+    if (arr.length !== 2) throw new PyError("ValueError", `too many values to unpack (expected 2)`);
+    seps = [pyStrOrErr(arr[0]), pyStrOrErr(arr[1])];
+  }
+  try {
+    const r = dumps(value, {
+      ensure_ascii: truthy(ensureAscii),
+      indent: ind,
+      separators: seps,
+      sort_keys: truthy(sortKeys),
+      typeName,
+      default: (v: unknown) => {
+        if (v instanceof Markup) return v.s;
+        if (v instanceof PyDict) return new Map(dictItems(v) as Array<[unknown, unknown]>);
+        if (isTuple(v)) return Array.from(v as unknown[]);
+        throw new JsonDumpsError("TypeError", `Object of type ${typeName(v)} is not JSON serializable`);
+      },
+    });
+    rs.checkSize(r.length);
+    return r;
+  } catch (e) {
+    if (e instanceof JsonDumpsError) throw new PyError(e.pyType, e.message);
+    throw e;
+  }
+}
+
+function pyStrOrErr(v: unknown): string {
+  if (isStr(v)) return strOf(v);
+  throw typeError(`sequence item 0: expected str instance, ${typeName(v)} found`);
+}
+
+function callFilterByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): unknown {
+  const f = typeof name === "string" ? FILTERS.get(name) : undefined;
+  if (f === undefined) {
+    let msg = `No filter named ${pyRepr(name)}.`;
+    if (name instanceof Undefined) {
+      try {
+        failUndefined(name);
+      } catch (e) {
+        msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
+      }
+    }
+    throw new PyError("TemplateRuntimeError", msg);
+  }
+  return f(rs, value, args, kwargs);
+}
+
+export function callTestByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): boolean {
+  const f = typeof name === "string" ? TESTS.get(name) : undefined;
+  if (f === undefined) {
+    let msg = `No test named ${pyRepr(name)}.`;
+    if (name instanceof Undefined) {
+      try {
+        failUndefined(name);
+      } catch (e) {
+        msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
+      }
+    }
+    throw new PyError("TemplateRuntimeError", msg);
+  }
+  return f(rs, value, args, kwargs);
+}
+
+function selectOrReject(rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null, negate: boolean, lookupAttr: boolean): PyIter {
+  return gen("generator", selectOrRejectGen, "select_or_reject");
+  function* selectOrRejectGen(): Generator<unknown> {
+    if (!truthy(value)) return;
+    let trans: (x: unknown) => unknown = (x) => x;
+    let off = 0;
+    if (lookupAttr) {
+      if (args.length === 0) throw new PyError("FilterArgumentError", "Missing parameter for attribute name");
+      trans = attrGetter(rs, args[0], null);
+      off = 1;
+    }
+    let func: (x: unknown) => boolean;
+    if (args.length > off) {
+      const name = args[off];
+      const rest = args.slice(off + 1);
+      func = (x) => callTestByName(rs, name, x, rest, kwargs);
+    } else func = (x) => truthy(x);
+    for (const item of iterate(value)) {
+      rs.addSteps(1);
+      const ok = func(trans(item));
+      if (ok !== negate) yield item;
+    }
+  }
+}
+
+const F: Record<string, FilterFn> = {
+  abs: (_rs, v, a, k) => {
+    fbind("abs", a, k, []);
+    if (typeof v === "number") return Number.isInteger(v) ? Math.abs(v) || 0 : Math.abs(v);
+    if (typeof v === "bigint") return v < 0n ? mkInt(-v) : v;
+    if (typeof v === "boolean") return v ? 1 : 0;
+    if (v instanceof PyFloat) return new PyFloat(Math.abs(v.value));
+    throw typeError(`bad operand type for abs(): '${typeName(v)}'`);
+  },
+  attr: (rs, v, a, k) => {
+    const [name] = fbind("do_attr", a, k, [["name", NONE]]);
+    if (!isStr(name)) throw typeError("attribute name must be string, not '" + typeName(name) + "'");
+    if (v instanceof Undefined) {
+      const nm = strOf(name);
+      // hasattr(undefined, name): dunders it lacks are AttributeError (False), others raise
+      if (UNDERSCORE_ATTRS["Undefined"]?.has(nm)) return getAttr(rs, v, nm);
+      if (nm.startsWith("__") && nm.endsWith("__")) return new Undefined(null, v, nm);
+      failUndefined(v);
+    }
+    const at = attrOf(rs, v, strOf(name));
+    if (at === MISSING) return new Undefined(null, v, strOf(name));
+    return getAttr(rs, v, strOf(name));
+  },
+  batch: (rs, v, a, k) => {
+    const [linecount, fill] = fbind("do_batch", a, k, [["linecount", NONE], ["fill_with", null]]);
+    const n = toInt("batch", linecount);
+    return gen("generator", function* () {
+      let tmp: unknown[] = [];
+      for (const item of iterate(v)) {
+        rs.addSteps(1);
+        if (tmp.length === n) {
+          yield tmp;
+          tmp = [];
+        }
+        tmp.push(item);
+      }
+      if (tmp.length > 0) {
+        if (fill !== null && tmp.length < n) for (let i = tmp.length; i < n; i++) tmp.push(fill);
+        yield tmp;
+      }
+    }, "do_batch");
+  },
+  capitalize: (_rs, v, a, k) => (noArgs("do_capitalize", a, k), mapStr(softStr(v), pyCapitalize)),
+  center: (rs, v, a, k) => {
+    const [width] = fbind("do_center", a, k, [["width", 80]]);
+    const w = toInt("center", width);
+    rs.checkSize(w);
+    return mapStr(softStr(v), (s) => pyCenter(s, w, " "));
+  },
+  count: (_rs, v, a, k) => {
+    if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`len() takes exactly one argument (${a.length + 1} given)`);
+    return pyLen(v);
+  },
+  default: (_rs, v, a, k) => {
+    const [dv, boolean] = fbind("do_default", a, k, [["default_value", ""], ["boolean", false]]);
+    if (v instanceof Undefined || (truthy(boolean) && !truthy(v))) return dv;
+    return v;
+  },
+  dictsort: (rs, v, a, k) => {
+    const [cs, by, reverse] = fbind("do_dictsort", a, k, [["case_sensitive", false], ["by", "key"], ["reverse", false]]);
+    let pos: number;
+    if (by === "key") pos = 0;
+    else if (by === "value") pos = 1;
+    else throw new PyError("FilterArgumentError", 'You can only sort by either "key" or "value"');
+    if (!isDict(v)) {
+      if (v instanceof Undefined) failUndefined(v);
+      throw new PyError("AttributeError", `'${typeName(v)}' object has no attribute 'items'`);
+    }
+    const items = dictItems(v);
+    return pySorted(rs, items, (it) => {
+      const x = (it as unknown[])[pos];
+      return truthy(cs) ? x : ignoreCase(x);
+    }, truthy(reverse));
+  },
+  escape: (_rs, v, a, k) => (fbind("escape", a, k, []), markupEscape(v)),
+  filesizeformat: (_rs, v, a, k) => {
+    const [binary] = fbind("do_filesizeformat", a, k, [["binary", false]]);
+    const bytes = toFloatStrict(v);
+    const base = truthy(binary) ? 1024 : 1000;
+    const prefixes = truthy(binary) ? ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"] : ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"];
+    if (bytes === 1) return "1 Byte";
+    if (bytes < base) return `${Math.trunc(bytes)} Bytes`;
+    let unit = 1;
+    let prefix = "";
+    for (let i = 0; i < prefixes.length; i++) {
+      unit = Math.pow(base, i + 2);
+      prefix = prefixes[i] as string;
+      if (bytes < unit) return `${fmtF((base * bytes) / unit, 1)} ${prefix}`;
+    }
+    return `${fmtF((base * bytes) / unit, 1)} ${prefix}`;
+  },
+  first: (_rs, v, a, k) => {
+    fbind("sync_do_first", a, k, []);
+    const it = pyIter(v);
+    if (Array.isArray(it)) return it.length > 0 ? it[0] : new Undefined("No first item, sequence was empty.");
+    const r = it.next();
+    return r.done ? new Undefined("No first item, sequence was empty.") : r.value;
+  },
+  float: (_rs, v, a, k) => {
+    const [dflt] = fbind("do_float", a, k, [["default", new PyFloat(0)]]);
+    if (v instanceof Undefined) failUndefined(v);
+    if (isNumber(v)) return mkFloat(fval(v));
+    if (isStr(v)) {
+      const f = parsePyFloat(strOf(v));
+      return f === null ? dflt : mkFloat(f);
+    }
+    return dflt;
+  },
+  forceescape: (_rs, v, a, k) => (fbind("do_forceescape", a, k, []), markupEscape(v instanceof Markup ? v.s : pyStr(v))),
+  format: (_rs, v, a, k) => {
+    if (a.length > 0 && k !== null && k.size > 0) throw new PyError("FilterArgumentError", "can't handle positional and keyword arguments at the same time");
+    const fmtv = softStr(v);
+    if (k !== null && k.size > 0) return percentFormat(fmtv, new Map(k));
+    return percentFormat(fmtv, mkTuple(a.slice()));
+  },
+  groupby: (rs, v, a, k) => {
+    const [attribute, dflt, cs] = fbind("sync_do_groupby", a, k, [["attribute", NONE], ["default", null], ["case_sensitive", false]]);
+    const expr = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase, dflt);
+    const sorted = pySorted(rs, pyList(v), expr, false);
+    const out: unknown[] = [];
+    const outExpr = attrGetter(rs, attribute, null, dflt);
+    let curKey: unknown = MISSING;
+    let cur: unknown[] = [];
+    for (const item of sorted) {
+      const key = expr(item);
+      if (curKey !== MISSING && pyEq(key, curKey)) cur.push(item);
+      else {
+        if (curKey !== MISSING) out.push(groupTuple(truthy(cs) ? curKey : outExpr(cur[0]), cur));
+        curKey = key;
+        cur = [item];
+      }
+    }
+    if (curKey !== MISSING) out.push(groupTuple(truthy(cs) ? curKey : outExpr(cur[0]), cur));
+    return out;
+  },
+  indent: (rs, v, a, k) => {
+    const [width, first, blank] = fbind("do_indent", a, k, [["width", 4], ["first", false], ["blank", false]]);
+    const indention = isStr(width) ? strOf(width) : strOf(pyMul(" ", width, rs) as string);
+    if (!isStr(v)) {
+      // `s += "\n"` then `s.splitlines()` on a non-str, as Python fails
+      if (v instanceof Undefined) failUndefined(v);
+      if (Array.isArray(v) && !isTuple(v)) throw new PyError("AttributeError", "'list' object has no attribute 'splitlines'");
+      if (isTuple(v)) throw typeError('can only concatenate tuple (not "str") to tuple');
+      throw typeError(`unsupported operand type(s) for +=: '${typeName(v)}' and 'str'`);
+    }
+    const isM = v instanceof Markup;
+    const ind = isM && !(width instanceof Markup) ? markupEscape(indention).s : indention;
+    const s = strOf(v) + "\n";
+    let rv: string;
+    const lines = pySplitlines(s, false);
+    rs.checkSize(s.length + lines.length * ind.length);
+    if (truthy(blank)) rv = lines.join("\n" + ind);
+    else {
+      rv = lines.shift() ?? "";
+      if (lines.length > 0) rv += "\n" + lines.map((line) => (line ? ind + line : line)).join("\n");
+    }
+    if (truthy(first)) rv = ind + rv;
+    rs.checkSize(rv.length);
+    return isM ? new Markup(rv) : rv;
+  },
+  int: (_rs, v, a, k) => {
+    const [dflt, base] = fbind("do_int", a, k, [["default", 0], ["base", 10]]);
+    if (v instanceof Undefined) failUndefined(v);
+    if (isStr(v)) {
+      const b = toInt("int", base);
+      const r = parsePyInt(strOf(v), b);
+      if (r !== null) return r;
+      const f = parsePyFloat(strOf(v));
+      if (f !== null && Number.isFinite(f)) return mkInt(BigInt(Math.trunc(f)));
+      return dflt;
+    }
+    if (isInt(v)) return v;
+    if (typeof v === "boolean") return v ? 1 : 0;
+    if (isFloat(v)) {
+      const x = fval(v);
+      if (x !== x) return dflt;
+      if (!Number.isFinite(x)) throw new PyError("OverflowError", "cannot convert float infinity to integer");
+      return mkInt(BigInt(Math.trunc(x)));
+    }
+    return dflt;
+  },
+  items: (_rs, v, a, k) => {
+    fbind("do_items", a, k, []);
+    return gen("generator", function* () {
+      if (v instanceof Undefined) return;
+      if (!isDict(v)) throw typeError("Can only get item pairs from a mapping.");
+      yield* dictItems(v);
+    }, "do_items");
+  },
+  join: (rs, v, a, k) => {
+    const [d, attribute] = fbind("sync_do_join", a, k, [["d", ""], ["attribute", null]]);
+    let items = pyList(v);
+    if (attribute !== null) {
+      const g = attrGetter(rs, attribute, null);
+      items = items.map(g);
+    }
+    rs.addSteps(items.length);
+    const sep = pyStr(d);
+    let total = 0;
+    const parts = items.map((x) => {
+      const s = pyStr(x);
+      total += s.length + sep.length;
+      return s;
+    });
+    rs.checkSize(total);
+    return parts.join(sep);
+  },
+  last: (_rs, v, a, k) => {
+    fbind("do_last", a, k, []);
+    if (typeof v === "string" || v instanceof Markup) {
+      const cps = cpArray(strOf(v));
+      return cps.length > 0 ? (v instanceof Markup ? new Markup(cps[cps.length - 1] as string) : cps[cps.length - 1]) : new Undefined("No last item, sequence was empty.");
+    }
+    const r = reversedOf(v);
+    if (r === MISSING) throw typeError(`'${typeName(v)}' object is not reversible`);
+    const n = (r as PyIter).next();
+    return n.done ? new Undefined("No last item, sequence was empty.") : n.value;
+  },
+  length: (_rs, v, a, k) => {
+    if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`len() takes exactly one argument (${a.length + 1} given)`);
+    return pyLen(v);
+  },
+  list: (rs, v, a, k) => {
+    fbind("sync_do_list", a, k, []);
+    const r = pyList(v);
+    rs.addSteps(r.length);
+    return r === v ? r.slice() : r;
+  },
+  lower: (_rs, v, a, k) => (noArgs("do_lower", a, k), mapStr(softStr(v), (s) => s.toLowerCase())),
+  map: (rs, v, a, k) =>
+    gen("generator", function* () {
+      if (!truthy(v)) return;
+      let func: (x: unknown) => unknown;
+      if (a.length === 0 && k !== null && k.has("attribute")) {
+        const kw = new Map(k);
+        const attribute = kw.get("attribute");
+        kw.delete("attribute");
+        const dflt = kw.has("default") ? kw.get("default") : null;
+        kw.delete("default");
+        if (kw.size > 0) throw new PyError("FilterArgumentError", `Unexpected keyword argument ${pyRepr(kw.keys().next().value)}`);
+        func = attrGetter(rs, attribute, null, dflt);
+      } else {
+        if (a.length === 0) throw new PyError("FilterArgumentError", "map requires a filter argument");
+        const name = a[0];
+        const rest = a.slice(1);
+        func = (x) => callFilterByName(rs, name, x, rest, k);
+      }
+      for (const item of iterate(v)) {
+        rs.addSteps(1);
+        yield func(item);
+      }
+    }, "sync_do_map"),
+  max: (rs, v, a, k) => minMax(rs, v, a, k, "do_max", true),
+  min: (rs, v, a, k) => minMax(rs, v, a, k, "do_min", false),
+  pprint: (_rs, v, a, k) => (fbind("do_pprint", a, k, []), pformat(v, 0, 0)),
+  random: (_rs, v, a, k) => {
+    fbind("do_random", a, k, []);
+    const seq = pyList(v);
+    if (seq.length === 0) return new Undefined("No random item, sequence was empty.");
+    return seq[Math.floor(Math.random() * seq.length)];
+  },
+  reject: (rs, v, a, k) => selectOrReject(rs, v, a, k, true, false),
+  rejectattr: (rs, v, a, k) => selectOrReject(rs, v, a, k, true, true),
+  replace: (rs, v, a, k) => {
+    const [old, nw, count] = fbind("do_replace", a, k, [["old", NONE], ["new", NONE], ["count", null]]);
+    const s = pyStr(v);
+    const o = pyStr(old);
+    const n = pyStr(nw);
+    const c = count === null ? -1 : toInt("replace", count);
+    rs.checkSize(replacedLength(s, o, n, c));
+    let r: string;
+    if (c === 0) r = s;
+    else if (o.length === 0) {
+      const cps = cpArray(s);
+      r = "";
+      let done = 0;
+      for (let i = 0; i <= cps.length; i++) {
+        if (c < 0 || done < c) {
+          r += n;
+          done++;
+        }
+        if (i < cps.length) r += cps[i];
+      }
+    } else if (c < 0) r = s.split(o).join(n);
+    else {
+      r = "";
+      let i = 0;
+      let done = 0;
+      while (done < c) {
+        const j = s.indexOf(o, i);
+        if (j < 0) break;
+        r += s.slice(i, j) + n;
+        i = j + o.length;
+        done++;
+      }
+      r += s.slice(i);
+    }
+    rs.checkSize(r.length);
+    return r;
+  },
+  reverse: (_rs, v, a, k) => {
+    fbind("do_reverse", a, k, []);
+    if (typeof v === "string") return cpArray(v).reverse().join("");
+    if (v instanceof Markup) return new Markup(cpArray(v.s).reverse().join(""));
+    const r = reversedOf(v);
+    if (r !== MISSING) return r;
+    try {
+      return pyList(v).reverse();
+    } catch (e) {
+      if (e instanceof PyError && e.pyType === "TypeError") throw new PyError("FilterArgumentError", "argument must be iterable");
+      throw e;
+    }
+  },
+  round: (_rs, v, a, k) => {
+    const [precision, method] = fbind("do_round", a, k, [["precision", 0], ["method", "common"]]);
+    if (method !== "common" && method !== "ceil" && method !== "floor") throw new PyError("FilterArgumentError", "method must be common, ceil or floor");
+    if (method === "common") return pyRound(v, precision);
+    if (v instanceof Undefined) failUndefined(v);
+    const p = toInt("round", precision);
+    const scale = Math.pow(10, p);
+    const x = fval(v) * scale;
+    const r = method === "ceil" ? Math.ceil(x) : Math.floor(x);
+    return mkFloat(r / scale);
+  },
+  safe: (_rs, v, a, k) => (fbind("do_mark_safe", a, k, []), v instanceof Markup ? v : new Markup(pyStr(v))),
+  select: (rs, v, a, k) => selectOrReject(rs, v, a, k, false, false),
+  selectattr: (rs, v, a, k) => selectOrReject(rs, v, a, k, false, true),
+  slice: (rs, v, a, k) => {
+    const [slices, fill] = fbind("sync_do_slice", a, k, [["slices", NONE], ["fill_with", null]]);
+    const n = toInt("slice", slices);
+    return gen("generator", function* () {
+      const seq = pyList(v);
+      rs.addSteps(seq.length);
+      const length = seq.length;
+      const per = Math.floor(length / n);
+      const extra = length % n;
+      let offset = 0;
+      for (let i = 0; i < n; i++) {
+        const start = offset + i * per;
+        if (i < extra) offset++;
+        const end = offset + (i + 1) * per;
+        const tmp = seq.slice(start, end);
+        if (fill !== null && i >= extra) tmp.push(fill);
+        yield tmp;
+      }
+    }, "sync_do_slice");
+  },
+  sort: (rs, v, a, k) => {
+    const [reverse, cs, attribute] = fbind("do_sort", a, k, [["reverse", false], ["case_sensitive", false], ["attribute", null]]);
+    const key = multiAttrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
+    return pySorted(rs, pyList(v), key, truthy(reverse));
+  },
+  string: (_rs, v, a, k) => {
+    if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`soft_str() takes exactly one argument (${a.length + 1} given)`);
+    return softStr(v);
+  },
+  striptags: (_rs, v, a, k) => (fbind("do_striptags", a, k, []), striptags(v instanceof Markup ? v.s : pyStr(v))),
+  sum: (rs, v, a, k) => {
+    const [attribute, start] = fbind("sync_do_sum", a, k, [["attribute", null], ["start", 0]]);
+    let items = pyList(v);
+    if (attribute !== null) items = items.map(attrGetter(rs, attribute, null));
+    if (isStr(start)) throw typeError("sum() can't sum strings [use ''.join(seq) instead]");
+    rs.addSteps(items.length);
+    let acc: unknown = start;
+    for (const x of items) acc = pyAdd(acc, x, rs);
+    return acc;
+  },
+  title: (_rs, v, a, k) => {
+    noArgs("do_title", a, k);
+    return mapStr(softStr(v), (s) =>
+      s
+        .split(/([-\s({[<]+)/u)
+        .filter((item) => item.length > 0)
+        .map((item) => {
+          const first = String.fromCodePoint(item.codePointAt(0) as number);
+          return first.toUpperCase() + item.slice(first.length).toLowerCase();
+        })
+        .join(""),
+    );
+  },
+  tojson: (rs, v, a, k) => {
+    const [ensureAscii, indent, separators, sortKeys] = fbind("tojson", a, k, [["ensure_ascii", false], ["indent", null], ["separators", null], ["sort_keys", false]]);
+    return tojsonImpl(rs, v, ensureAscii, indent, separators, sortKeys);
+  },
+  trim: (_rs, v, a, k) => {
+    const [chars] = fbind("do_trim", a, k, [["chars", null]]);
+    let c: string | null = null;
+    if (chars !== null) {
+      if (!isStr(chars)) throw typeError("strip arg must be None or str");
+      c = strOf(chars);
+    }
+    return mapStr(softStr(v), (s) => pyStrip(s, c, true, true));
+  },
+  truncate: (rs, v, a, k) => {
+    const [length, killwords, end, leeway] = fbind("do_truncate", a, k, [["length", 255], ["killwords", false], ["end", "..."], ["leeway", null]]);
+    const lw = leeway === null ? 5 : leeway;
+    const endLen = pyLen(end);
+    if (pyCompare(length, endLen, "gteq") < 0) throw new PyError("AssertionError", `expected length >= ${endLen}, got ${pyStr(length)}`);
+    if (pyCompare(lw, 0, "gteq") < 0) throw new PyError("AssertionError", `expected leeway >= 0, got ${pyStr(lw)}`);
+    if (pyCompare(pyLen(v), pyAdd(length, lw, rs), "lteq") <= 0) return v;
+    const head = pySlice(v, null, pySub(length, endLen), null);
+    if (truthy(killwords)) return pyAdd(head, end, rs);
+    const parts = callValue(rs, getAttr(rs, head, "rsplit"), [" ", 1], null);
+    return pyAdd(getItem(rs, parts, 0), end, rs);
+  },
+  unique: (rs, v, a, k) => {
+    const [cs, attribute] = fbind("sync_do_unique", a, k, [["case_sensitive", false], ["attribute", null]]);
+    const getter = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
+    return gen("generator", function* () {
+      const seen: unknown[] = [];
+      for (const item of iterate(v)) {
+        rs.addSteps(1);
+        const key = getter(item);
+        if (!isHashable(key)) throw typeError(`unhashable type: '${typeName(key)}'`);
+        if (!seen.some((s) => pyEq(s, key))) {
+          seen.push(key);
+          yield item;
+        }
+      }
+    }, "sync_do_unique");
+  },
+  upper: (_rs, v, a, k) => (noArgs("do_upper", a, k), mapStr(softStr(v), (s) => s.toUpperCase())),
+  urlencode: (_rs, v, a, k) => {
+    fbind("do_urlencode", a, k, []);
+    if (isStr(v) || !isIterable(v)) return urlQuote(v, false);
+    const items = isDict(v) ? dictItems(v) : pyList(v);
+    return items.map((it) => {
+      const [kk, vv] = pyList(it);
+      return `${urlQuote(kk, true)}=${urlQuote(vv, true)}`;
+    }).join("&");
+  },
+  urlize: () => {
+    throw new PyError("TemplateRuntimeError", "the urlize filter is not supported by deltatok");
+  },
+  wordcount: (_rs, v, a, k) => {
+    fbind("do_wordcount", a, k, []);
+    const s = pyStr(softStr(v) instanceof Markup ? (softStr(v) as Markup).s : softStr(v));
+    const m = s.match(/[\p{L}\p{N}_]+/gu);
+    return m === null ? 0 : m.length;
+  },
+  wordwrap: (_rs, v, a, k) => {
+    const [width, breakLong, wrapstring] = fbind("do_wordwrap", a, k, [["width", 79], ["break_long_words", true], ["wrapstring", null], ["break_on_hyphens", true]]);
+    const w = toInt("wordwrap", width);
+    const sep = wrapstring === null ? "\n" : pyStr(wrapstring);
+    const s = pyStr(v);
+    return pySplitlines(s, false).map((line) => wrapLine(line, w, truthy(breakLong)).join(sep)).join(sep);
+  },
+  xmlattr: (_rs, v, a, k) => {
+    const [autospace] = fbind("do_xmlattr", a, k, [["autospace", true]]);
+    if (!isDict(v)) throw new PyError("AttributeError", `'${typeName(v)}' object has no attribute 'items'`);
+    const items: string[] = [];
+    for (const it of dictItems(v)) {
+      const [key, val] = it as unknown[];
+      if (val === null || val instanceof Undefined) continue;
+      const ks = pyStr(key);
+      if (/[\s/>=]/.test(ks)) throw new PyError("ValueError", `Invalid character in attribute name: ${pyRepr(key)}`);
+      items.push(`${markupEscape(key).s}="${markupEscape(val).s}"`);
+    }
+    let rv = items.join(" ");
+    if (truthy(autospace) && rv) rv = " " + rv;
+    return rv;
+  },
+};
+F["d"] = F["default"] as FilterFn;
+F["e"] = F["escape"] as FilterFn;
+
+function isHashable(v: unknown): boolean {
+  return !(Array.isArray(v) && !isTuple(v)) && !isDict(v);
+}
+
+function groupTuple(key: unknown, list: unknown[]): unknown[] {
+  const t = mkTuple([key, list]);
+  (t as unknown as { [GROUP]: boolean })[GROUP] = true;
+  return t;
+}
+
+function toFloatStrict(v: unknown): number {
+  if (isNumber(v)) return fval(v);
+  if (isStr(v)) {
+    const f = parsePyFloat(strOf(v));
+    if (f === null) throw new PyError("ValueError", `could not convert string to float: ${pyRepr(v)}`);
+    return f;
+  }
+  if (v instanceof Undefined) failUndefined(v);
+  throw typeError(`float() argument must be a string or a real number, not '${typeName(v)}'`);
+}
+
+function minMax(rs: RenderState, v: unknown, a: unknown[], k: Map<string, unknown> | null, fname: string, isMax: boolean): unknown {
+  const [cs, attribute] = fbind(fname, a, k, [["case_sensitive", false], ["attribute", null]]);
+  const items = pyList(v);
+  if (items.length === 0) return new Undefined("No aggregated item, sequence was empty.");
+  rs.addSteps(items.length);
+  const key = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
+  let best = items[0];
+  let bestKey = key(best);
+  for (let i = 1; i < items.length; i++) {
+    const kk = key(items[i]);
+    const better = isMax ? pyCompare(kk, bestKey, "gt") > 0 : pyCompare(kk, bestKey, "lt") < 0;
+    if (better) {
+      best = items[i];
+      bestKey = kk;
+    }
+  }
+  return best;
+}
+
+function urlQuote(v: unknown, forQs: boolean): string {
+  const s = isStr(v) ? strOf(v) : pyStr(v);
+  const safe = forQs ? "" : "/";
+  let out = "";
+  for (const b of new TextEncoder().encode(s)) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9_.\-~]/.test(c) || safe.includes(c)) out += c;
+    else if (forQs && c === " ") out += "+";
+    else out += "%" + b.toString(16).toUpperCase().padStart(2, "0");
+  }
+  return out;
+}
+
+function wrapLine(line: string, width: number, breakLong: boolean): string[] {
+  const words = line.split(/(\s+)/).filter((w) => w.length > 0);
+  const lines: string[] = [];
+  let cur = "";
+  for (const w of words) {
+    if (/^\s+$/.test(w)) {
+      if (cur.length > 0) cur += w;
+      continue;
+    }
+    let word = w;
+    if (cpLen(cur.trimEnd()) + (cur.trimEnd().length > 0 ? 0 : 0) + cpLen(word) <= width && cpLen(cur) + cpLen(word) <= width) {
+      cur += word;
+      continue;
+    }
+    if (cur.trim().length > 0) lines.push(cur.trimEnd());
+    cur = "";
+    while (breakLong && cpLen(word) > width) {
+      lines.push(cpSlice(word, 0, width));
+      word = cpSlice(word, width, cpLen(word));
+    }
+    cur = word;
+  }
+  if (cur.trim().length > 0) lines.push(cur.trimEnd());
+  return lines;
+}
+
+/** pprint.saferepr: repr with dict keys sorted. */
+function safeRepr(v: unknown): string {
+  if (isDict(v)) {
+    const items = sortedItems(v);
+    return "{" + items.map(([k, x]) => safeRepr(k) + ": " + safeRepr(x)).join(", ") + "}";
+  }
+  if (Array.isArray(v)) {
+    const inner = v.map(safeRepr).join(", ");
+    if (isTuple(v)) return "(" + inner + (v.length === 1 ? ",)" : ")");
+    return "[" + inner + "]";
+  }
+  return pyRepr(v);
+}
+
+function sortedItems(d: unknown): unknown[][] {
+  const items = dictItems(d);
+  try {
+    return items.slice().sort((a, b) => (pyCompare(a[0], b[0], "lt") < 0 ? -1 : pyCompare(b[0], a[0], "lt") < 0 ? 1 : 0));
+  } catch {
+    return items;
+  }
+}
+
+/** pprint.pformat(v) (width 80; long strings are not split, unlike Python). */
+function pformat(v: unknown, indent: number, allowance: number): string {
+  const rep = safeRepr(v);
+  if (rep.length <= 80 - indent - allowance) return rep;
+  if (isDict(v) && dictItems(v).length > 0) {
+    const items = sortedItems(v);
+    const parts = items.map(([k, x], i) => {
+      const kr = safeRepr(k);
+      return kr + ": " + pformat(x, indent + 1 + kr.length + 2, i === items.length - 1 ? allowance + 1 : 1);
+    });
+    return "{" + parts.join(",\n" + " ".repeat(indent + 1)) + "}";
+  }
+  if (Array.isArray(v) && v.length > 0) {
+    const tup = isTuple(v);
+    const end = tup && v.length === 1 ? ",)" : tup ? ")" : "]";
+    const parts = v.map((x, i) => pformat(x, indent + 1, i === v.length - 1 ? allowance + end.length : 1));
+    return (tup ? "(" : "[") + parts.join(",\n" + " ".repeat(indent + 1)) + end;
+  }
+  return rep;
+}
+
+export const FILTERS: ReadonlyMap<string, FilterFn> = new Map(Object.entries(F));
+
+// ---- tests -----------------------------------------------------------------------------------
+
+function tbind(fname: string, args: unknown[], kwargs: Map<string, unknown> | null, params: Array<[string, unknown]>): unknown[] {
+  return fbind(fname, args, kwargs, params);
+}
+
+function cmpTest(op: "eq" | "ne" | "lt" | "lteq" | "gt" | "gteq", pyop: string): TestFn {
+  return (_rs, v, a, k) => {
+    if (k !== null && k.size > 0) throw typeError(`${pyop}() takes no keyword arguments`);
+    if (a.length !== 1) throw typeError(`${pyop} expected 2 arguments, got ${a.length + 1}`);
+    const b = a[0];
+    switch (op) {
+      case "eq":
+        return pyEq(v, b);
+      case "ne":
+        return !pyEq(v, b);
+      case "lt":
+        return pyCompare(v, b, "lt") < 0;
+      case "lteq":
+        return pyCompare(v, b, "lteq") <= 0;
+      case "gt":
+        return pyCompare(v, b, "gt") > 0;
+      default:
+        return pyCompare(v, b, "gteq") >= 0;
+    }
+  };
+}
+
+function modEq(rs: RenderState, v: unknown, m: unknown, r: number): boolean {
+  const x = pyMod(v, m, rs, (s, args) => percentFormat(s as string, args));
+  return pyEq(x, r);
+}
+
+const T: Record<string, TestFn> = {
+  odd: (rs, v, a, k) => (tbind("test_odd", a, k, []), modEq(rs, v, 2, 1)),
+  even: (rs, v, a, k) => (tbind("test_even", a, k, []), modEq(rs, v, 2, 0)),
+  divisibleby: (rs, v, a, k) => {
+    const [num] = tbind("test_divisibleby", a, k, [["num", NONE]]);
+    return modEq(rs, v, num, 0);
+  },
+  defined: (_rs, v, a, k) => (tbind("test_defined", a, k, []), !(v instanceof Undefined)),
+  undefined: (_rs, v, a, k) => (tbind("test_undefined", a, k, []), v instanceof Undefined),
+  filter: (_rs, v, a, k) => (tbind("test_filter", a, k, []), typeof v === "string" && FILTERS.has(v)),
+  test: (_rs, v, a, k) => (tbind("test_test", a, k, []), typeof v === "string" && TESTS.has(v)),
+  none: (_rs, v, a, k) => (tbind("test_none", a, k, []), v === null),
+  boolean: (_rs, v, a, k) => (tbind("test_boolean", a, k, []), typeof v === "boolean"),
+  false: (_rs, v, a, k) => (tbind("test_false", a, k, []), v === false),
+  true: (_rs, v, a, k) => (tbind("test_true", a, k, []), v === true),
+  integer: (_rs, v, a, k) => (tbind("test_integer", a, k, []), isInt(v)),
+  float: (_rs, v, a, k) => (tbind("test_float", a, k, []), isFloat(v)),
+  lower: (_rs, v, a, k) => (tbind("test_lower", a, k, []), pyIsLower(pyStr(v))),
+  upper: (_rs, v, a, k) => (tbind("test_upper", a, k, []), pyIsUpper(pyStr(v))),
+  string: (_rs, v, a, k) => (tbind("test_string", a, k, []), isStr(v)),
+  mapping: (_rs, v, a, k) => (tbind("test_mapping", a, k, []), isDict(v)),
+  number: (_rs, v, a, k) => (tbind("test_number", a, k, []), isNumber(v)),
+  sequence: (_rs, v, a, k) => {
+    tbind("test_sequence", a, k, []);
+    return isStr(v) || Array.isArray(v) || isDict(v) || v instanceof PyRange || v instanceof Undefined;
+  },
+  iterable: (_rs, v, a, k) => (tbind("test_iterable", a, k, []), isIterable(v) || v instanceof LoopContext),
+  callable: (_rs, v, a, k) => {
+    if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`callable() takes exactly one argument (${a.length + 1} given)`);
+    return isCallable(v);
+  },
+  sameas: (_rs, v, a, k) => {
+    const [other] = tbind("test_sameas", a, k, [["other", NONE]]);
+    if (typeof v === "number" && typeof other === "number") return v === other && Number.isInteger(v) === Number.isInteger(other);
+    return v === other;
+  },
+  escaped: (_rs, v, a, k) => (tbind("test_escaped", a, k, []), v instanceof Markup),
+  in: (_rs, v, a, k) => {
+    const [seq] = tbind("test_in", a, k, [["seq", NONE]]);
+    return pyContains(seq, v);
+  },
+  "==": cmpTest("eq", "eq"),
+  eq: cmpTest("eq", "eq"),
+  equalto: cmpTest("eq", "eq"),
+  "!=": cmpTest("ne", "ne"),
+  ne: cmpTest("ne", "ne"),
+  ">": cmpTest("gt", "gt"),
+  gt: cmpTest("gt", "gt"),
+  greaterthan: cmpTest("gt", "gt"),
+  ">=": cmpTest("gteq", "ge"),
+  ge: cmpTest("gteq", "ge"),
+  "<": cmpTest("lt", "lt"),
+  lt: cmpTest("lt", "lt"),
+  lessthan: cmpTest("lt", "lt"),
+  "<=": cmpTest("lteq", "le"),
+  le: cmpTest("lteq", "le"),
+};
+
+export const TESTS: ReadonlyMap<string, TestFn> = new Map(Object.entries(T));
+

@@ -1,0 +1,162 @@
+/**
+ * The Python-exact chat-template renderer: compiles a Jinja2 template once and renders it with
+ * output byte-identical to Hugging Face transformers' `apply_chat_template` (Python Jinja2
+ * `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols,
+ * generation])`, HF's `tojson`, `raise_exception`, `strftime_now`).
+ *
+ * Layer: template (imports errors and json only).
+ */
+import { DeltatokError } from "../errors.js";
+import type { ErrorCode } from "../errors.js";
+import type { AnyNode, TemplateNode } from "./ast.js";
+import { compileTree } from "./compiler.js";
+import type { CompiledRoot } from "./compiler.js";
+import { makeGlobals } from "./globals.js";
+import { parseTemplate } from "./parser.js";
+import { PyError } from "./pyerror.js";
+import { RenderState } from "./runtime.js";
+import { childNodes } from "./symbols.js";
+
+export interface CompileOptions {
+  /** Reserved for future use (e.g. alternative environments). */
+  readonly name?: string;
+}
+
+export interface RenderBudget {
+  /** Evaluation steps (statements, loop iterations, calls, per-item work in filters). Default 50,000,000. */
+  maxSteps?: number;
+  /** Largest output or intermediate string/list, in UTF-16 units. Default 256M. */
+  maxOutputChars?: number;
+  /**
+   * Deepest nesting of macro calls / recursive loops. Default 198: where CPython's default
+   * recursion limit makes Jinja2 raise RecursionError for nested macro calls.
+   */
+  maxDepth?: number;
+}
+
+export interface RenderOptions {
+  /** strftime_now's clock; its UTC fields are the naive datetime. Default: the current local time. */
+  now?: Date;
+  budget?: RenderBudget;
+}
+
+export interface RenderResult {
+  text: string;
+  /** [start, end) UTF-16 offsets into text of each {% generation %} body, in order */
+  generation: Array<[number, number]>;
+  /** evaluation steps used (for budgets and for tests that bound work) */
+  steps: number;
+}
+
+export interface CompiledTemplate {
+  readonly source: string;
+  /** true when the template can call strftime_now (so the date is a render input) */
+  readonly readsClock: boolean;
+  render(vars: Record<string, unknown>, options?: RenderOptions): RenderResult;
+}
+
+/**
+ * What Python raised, attached as `cause` of template DeltatokErrors: `pythonType: pythonMessage`
+ * is exactly the error string the reference renderer (shared/oracle/render.py) prints.
+ */
+export class TemplateErrorDetail {
+  readonly pythonType: string;
+  readonly pythonMessage: string;
+  readonly line: number | undefined;
+  constructor(pythonType: string, pythonMessage: string, line: number | undefined) {
+    this.pythonType = pythonType;
+    this.pythonMessage = pythonMessage;
+    this.line = line;
+  }
+  toString(): string {
+    return `${this.pythonType}: ${this.pythonMessage}`;
+  }
+}
+
+/** The reference's error string (`TypeError: ...`) for a template DeltatokError, else null. */
+export function pythonErrorString(e: unknown): string | null {
+  if (e instanceof DeltatokError && e.cause instanceof TemplateErrorDetail) return e.cause.toString();
+  return null;
+}
+
+export const DEFAULT_BUDGET: Readonly<Required<RenderBudget>> = Object.freeze({
+  maxSteps: 50_000_000,
+  maxOutputChars: 256 * 1024 * 1024,
+  maxDepth: 198,
+});
+
+const GLOBALS = makeGlobals();
+
+function toDeltatok(e: unknown): DeltatokError {
+  if (e instanceof DeltatokError) return e;
+  if (e instanceof PyError) {
+    const detail = new TemplateErrorDetail(e.pyType, e.message, e.lineno);
+    let message: string;
+    if (e.code === "DT_TEMPLATE_RAISED") message = e.message;
+    else if (e.code === "DT_TEMPLATE_SYNTAX") message = `${e.pyType}: ${e.message}${e.lineno !== undefined ? ` (line ${e.lineno})` : ""}`;
+    else message = `${e.pyType}: ${e.message}`;
+    return new DeltatokError(e.code as ErrorCode, message, { cause: detail });
+  }
+  if (e instanceof RangeError) {
+    const detail = new TemplateErrorDetail("RecursionError", e.message, undefined);
+    return new DeltatokError("DT_TEMPLATE_BUDGET", `template evaluation too deep or too large: ${e.message}`, { cause: detail });
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  return new DeltatokError("DT_INTERNAL", `template engine failure: ${msg}`, { cause: e });
+}
+
+function usesName(node: AnyNode, name: string): boolean {
+  if (node.kind === "Name" && node.name === name) return true;
+  for (const c of childNodes(node)) if (usesName(c, name)) return true;
+  return false;
+}
+
+class Template implements CompiledTemplate {
+  readonly source: string;
+  readonly readsClock: boolean;
+  readonly #root: CompiledRoot;
+
+  constructor(source: string, tree: TemplateNode, root: CompiledRoot) {
+    this.source = source;
+    this.readsClock = usesName(tree, "strftime_now");
+    this.#root = root;
+  }
+
+  render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
+    if (typeof vars !== "object" || vars === null) {
+      throw new DeltatokError("DT_INVALID_OPTION", "render vars must be an object");
+    }
+    const b = options.budget ?? {};
+    const rs = new RenderState(vars, GLOBALS, options.now, {
+      maxSteps: b.maxSteps ?? DEFAULT_BUDGET.maxSteps,
+      maxOutputChars: b.maxOutputChars ?? DEFAULT_BUDGET.maxOutputChars,
+      maxDepth: b.maxDepth ?? DEFAULT_BUDGET.maxDepth,
+    });
+    try {
+      this.#root.run(rs);
+    } catch (e) {
+      throw toDeltatok(e);
+    }
+    return { text: rs.out, generation: rs.generation, steps: rs.steps };
+  }
+}
+
+/** Compiles a chat template; throws DT_TEMPLATE_SYNTAX with Jinja2's message. */
+export function compileTemplate(source: string, options: CompileOptions = {}): CompiledTemplate {
+  void options;
+  if (typeof source !== "string") throw new DeltatokError("DT_INVALID_OPTION", "template source must be a string");
+  let tree: TemplateNode;
+  let root: CompiledRoot;
+  try {
+    tree = parseTemplate(source);
+    root = compileTree(tree);
+  } catch (e) {
+    if (e instanceof RangeError) {
+      throw new DeltatokError("DT_TEMPLATE_BUDGET", "template nesting too deep to compile", {
+        cause: new TemplateErrorDetail("RecursionError", "maximum recursion depth exceeded", undefined),
+      });
+    }
+    throw toDeltatok(e);
+  }
+  return new Template(source, tree, root);
+}

@@ -1,0 +1,752 @@
+/**
+ * Python attributes and methods of the builtin types a template can reach (str, list, tuple,
+ * dict, int, float, range, dict views, Namespace, LoopContext, Macro, Cycler, Joiner), with the
+ * ImmutableSandboxedEnvironment rules: names starting with "_" and methods that mutate a list
+ * or dict exist but are unsafe (SecurityError when used); anything else unknown is missing.
+ * Nothing here ever reaches a JS property of a JS object.
+ *
+ * Layer: template.
+ */
+import { PyFloat } from "../json/values.js";
+import { PyError, typeError, valueError } from "./pyerror.js";
+import { strFormat } from "./format.js";
+import {
+  dictGet,
+  dictItems,
+  dictKeys,
+  dictSet,
+  newDict,
+  fval,
+  isDict,
+  isStr,
+  markupEscape,
+  mkFloat,
+  pyEq,
+  pyList,
+  pyRepr,
+  strOf,
+  typeName,
+} from "./ops.js";
+import {
+  cpLen,
+  cpSlice,
+  pyCapitalize,
+  pyCenter,
+  pyCount,
+  pyExpandtabs,
+  pyFind,
+  pyIsAlnum,
+  pyIsAlpha,
+  pyIsDecimal,
+  pyIsDigit,
+  pyIsIdentifier,
+  pyIsLower,
+  pyIsNumeric,
+  pyIsPrintable,
+  pyIsSpace,
+  pyIsTitle,
+  pyIsUpper,
+  pyLjust,
+  pyReplace,
+  pyRjust,
+  replacedLength,
+  pyRsplit,
+  pySplit,
+  pySplitlines,
+  pyStrip,
+  pySwapcase,
+  pyTitle,
+  pyZfill,
+} from "./pystr.js";
+import type { RenderState } from "./runtime.js";
+import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
+import {
+  Cycler,
+  DictView,
+  GROUP,
+  Joiner,
+  MISSING,
+  Markup,
+  Namespace,
+  PyFunction,
+  PyIter,
+  PyRange,
+  isTuple,
+  mkTuple,
+} from "./values.js";
+
+// The runtime module defines these; imported lazily to avoid an evaluation cycle.
+import * as rt from "./runtime.js";
+
+const UNSAFE_MARK = (): symbol => rt.UNSAFE;
+
+// ---- argument binding ------------------------------------------------------------------------
+
+type Args = unknown[];
+type Kw = Map<string, unknown> | null;
+
+/**
+ * Binds positional and keyword arguments to parameter names. `kwNames` are the parameters that
+ * may be passed by keyword (Python builtins are mostly positional-only).
+ */
+function bind(fname: string, args: Args, kwargs: Kw, names: string[], required: number, kwNames: readonly string[] = []): unknown[] {
+  if (args.length > names.length) {
+    throw typeError(
+      required === names.length
+        ? `${fname}() takes exactly ${names.length === 1 ? "one argument" : `${names.length} arguments`} (${args.length} given)`
+        : `${fname} expected at most ${names.length} argument${names.length === 1 ? "" : "s"}, got ${args.length}`,
+    );
+  }
+  const out: unknown[] = names.map((_, i) => (i < args.length ? args[i] : MISSING));
+  if (kwargs !== null) {
+    for (const [k, v] of kwargs) {
+      const i = names.indexOf(k);
+      if (i < 0 || !kwNames.includes(k)) {
+        if (kwNames.length === 0) throw typeError(`${fname}() takes no keyword arguments`);
+        throw typeError(`${fname}() got an unexpected keyword argument ${pyRepr(k)}`);
+      }
+      if (out[i] !== MISSING) throw typeError(`${fname}() got multiple values for argument ${pyRepr(k)}`);
+      out[i] = v;
+    }
+  }
+  for (let i = 0; i < required; i++) {
+    if (out[i] === MISSING) {
+      if (kwNames.length === 0) {
+        throw typeError(`${fname}() takes ${required === names.length ? "exactly" : "at least"} ${required === 1 ? "one argument" : `${required} arguments`} (${args.length} given)`);
+      }
+      throw typeError(`${fname}() missing required argument ${pyRepr(names[i])} (pos ${i + 1})`);
+    }
+  }
+  return out;
+}
+
+function optStr(fname: string, v: unknown, what = "arg"): string | null {
+  if (v === MISSING || v === null) return null;
+  if (isStr(v)) return strOf(v);
+  if (what === "strip") throw typeError(`${fname} arg must be None or str`);
+  throw typeError(`must be str or None, not ${typeName(v)}`);
+}
+
+function reqStr(fname: string, v: unknown, argn: number): string {
+  if (isStr(v)) return strOf(v);
+  throw typeError(`${fname}() argument ${argn} must be str, not ${typeName(v)}`);
+}
+
+function mustStr(v: unknown): string {
+  if (isStr(v)) return strOf(v);
+  throw typeError(`must be str, not ${typeName(v)}`);
+}
+
+function toIndex(v: unknown): number {
+  if (typeof v === "number" && Number.isInteger(v)) return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "bigint") return v > 0n ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
+  throw typeError(`'${typeName(v)}' object cannot be interpreted as an integer`);
+}
+
+function optIndex(v: unknown): number | null {
+  if (v === MISSING || v === null) return null;
+  if (typeof v === "number" && Number.isInteger(v)) return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  throw typeError("slice indices must be integers or None or have an __index__ method");
+}
+
+// ---- str methods -------------------------------------------------------------------------
+
+type StrMethod = (rs: RenderState, s: string, args: Args, kwargs: Kw, self: string | Markup) => unknown;
+
+function prefixCheck(fname: string, s: string, args: Args, kwargs: Kw, ends: boolean): boolean {
+  const [p, st, en] = bind(fname, args, kwargs, ["prefix", "start", "end"], 1);
+  const a = optIndex(st);
+  const b = optIndex(en);
+  let seg = s;
+  if (a !== null || b !== null) {
+    const len = cpLen(s);
+    const x0 = a === null ? 0 : a < 0 ? Math.max(0, a + len) : a;
+    if (x0 > len) return false; // Python: start beyond the end never matches
+    const x = Math.min(x0, len);
+    let y = b === null ? len : b < 0 ? Math.max(0, b + len) : Math.min(b, len);
+    if (y < x) y = x;
+    seg = cpSlice(s, x, y);
+  }
+  const test = (q: unknown): boolean => {
+    const t = strOf(q as string | Markup);
+    return ends ? seg.endsWith(t) : seg.startsWith(t);
+  };
+  if (isStr(p)) return test(p);
+  if (isTuple(p)) {
+    for (const q of p as unknown[]) {
+      if (!isStr(q)) throw typeError(`tuple for ${fname} must only contain str, not ${typeName(q)}`);
+      if (test(q)) return true;
+    }
+    return false;
+  }
+  throw typeError(`${fname} first arg must be str or a tuple of str, not ${typeName(p)}`);
+}
+
+function findArgs(fname: string, args: Args, kwargs: Kw): [string, number | null, number | null] {
+  const [sub, st, en] = bind(fname, args, kwargs, ["sub", "start", "end"], 1);
+  return [mustStr(sub), optIndex(st), optIndex(en)];
+}
+
+function partition(s: string, sep: string, right: boolean): unknown[] {
+  if (sep.length === 0) throw valueError("empty separator");
+  const i = right ? s.lastIndexOf(sep) : s.indexOf(sep);
+  if (i < 0) return right ? mkTuple(["", "", s]) : mkTuple([s, "", ""]);
+  return mkTuple([s.slice(0, i), sep, s.slice(i + sep.length)]);
+}
+
+function fillChar(fname: string, v: unknown): string {
+  if (v === MISSING) return " ";
+  if (!isStr(v) || cpLen(strOf(v)) !== 1) {
+    throw typeError(`The fill character must be exactly one character long`);
+  }
+  void fname;
+  return strOf(v);
+}
+
+function joinItems(rs: RenderState, sep: string, iterable: unknown): string {
+  let items: unknown[];
+  try {
+    items = pyList(iterable);
+  } catch (e) {
+    if (e instanceof PyError && e.pyType === "TypeError" && e.message.endsWith("is not iterable")) throw typeError("can only join an iterable");
+    throw e;
+  }
+  rs.addSteps(items.length);
+  let total = 0;
+  const parts: string[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const x = items[i];
+    if (!isStr(x)) throw typeError(`sequence item ${i}: expected str instance, ${typeName(x)} found`);
+    const t = strOf(x);
+    parts[i] = t;
+    total += t.length + sep.length;
+  }
+  rs.checkSize(total);
+  return parts.join(sep);
+}
+
+export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.create(null) as Record<string, StrMethod>, {
+  strip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("strip", bind("strip", a, k, ["chars"], 0)[0], "strip"), true, true),
+  lstrip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("lstrip", bind("lstrip", a, k, ["chars"], 0)[0], "strip"), true, false),
+  rstrip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("rstrip", bind("rstrip", a, k, ["chars"], 0)[0], "strip"), false, true),
+  split: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sep, mx] = bind("split", a, k, ["sep", "maxsplit"], 0, ["sep", "maxsplit"]);
+    const sp = optStr("split", sep);
+    if (sp === "") throw valueError("empty separator");
+    const r = pySplit(s, sp, mx === MISSING ? -1 : toIndex(mx));
+    rs.addSteps(r.length);
+    return r;
+  },
+  rsplit: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sep, mx] = bind("rsplit", a, k, ["sep", "maxsplit"], 0, ["sep", "maxsplit"]);
+    const sp = optStr("rsplit", sep);
+    if (sp === "") throw valueError("empty separator");
+    const r = pyRsplit(s, sp, mx === MISSING ? -1 : toIndex(mx));
+    rs.addSteps(r.length);
+    return r;
+  },
+  splitlines: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [ke] = bind("splitlines", a, k, ["keepends"], 0, ["keepends"]);
+    return pySplitlines(s, ke !== MISSING && Boolean(fval(ke)));
+  },
+  startswith: (_rs: RenderState, s: string, a: Args, k: Kw) => prefixCheck("startswith", s, a, k, false),
+  endswith: (_rs: RenderState, s: string, a: Args, k: Kw) => prefixCheck("endswith", s, a, k, true),
+  find: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sub, st, en] = findArgs("find", a, k);
+    return pyFind(s, sub, st, en, false);
+  },
+  rfind: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sub, st, en] = findArgs("rfind", a, k);
+    return pyFind(s, sub, st, en, true);
+  },
+  index: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sub, st, en] = findArgs("index", a, k);
+    const r = pyFind(s, sub, st, en, false);
+    if (r < 0) throw valueError("substring not found");
+    return r;
+  },
+  rindex: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sub, st, en] = findArgs("rindex", a, k);
+    const r = pyFind(s, sub, st, en, true);
+    if (r < 0) throw valueError("substring not found");
+    return r;
+  },
+  count: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [sub, st, en] = findArgs("count", a, k);
+    return pyCount(s, sub, st, en);
+  },
+  replace: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
+    const [o, n, c] = bind("replace", a, k, ["old", "new", "count"], 2);
+    const old = reqStr("replace", o, 1);
+    const rep = self instanceof Markup ? markupEscape(n).s : reqStr("replace", n, 2);
+    const count = c === MISSING ? -1 : toIndex(c);
+    rs.checkSize(replacedLength(s, old, rep, count));
+    return pyReplace(s, old, rep, count);
+  },
+  upper: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("upper", a, k, [], 0), s.toUpperCase()),
+  lower: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("lower", a, k, [], 0), s.toLowerCase()),
+  casefold: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("casefold", a, k, [], 0), s.toLowerCase().replace(/ß/g, "ss")),
+  title: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("title", a, k, [], 0), pyTitle(s)),
+  capitalize: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("capitalize", a, k, [], 0), pyCapitalize(s)),
+  swapcase: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("swapcase", a, k, [], 0), pySwapcase(s)),
+  center: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
+    const [w, f] = bind("center", a, k, ["width", "fillchar"], 1);
+    const width = toIndex(w);
+    rs.checkSize(width);
+    const fill = self instanceof Markup && f !== MISSING ? markupEscape(f).s : fillChar("center", f);
+    return pyCenter(s, width, fill);
+  },
+  ljust: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [w, f] = bind("ljust", a, k, ["width", "fillchar"], 1);
+    const width = toIndex(w);
+    rs.checkSize(width);
+    return pyLjust(s, width, fillChar("ljust", f));
+  },
+  rjust: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [w, f] = bind("rjust", a, k, ["width", "fillchar"], 1);
+    const width = toIndex(w);
+    rs.checkSize(width);
+    return pyRjust(s, width, fillChar("rjust", f));
+  },
+  zfill: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [w] = bind("zfill", a, k, ["width"], 1);
+    const width = toIndex(w);
+    rs.checkSize(width);
+    return pyZfill(s, width);
+  },
+  expandtabs: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const [t] = bind("expandtabs", a, k, ["tabsize"], 0, ["tabsize"]);
+    return pyExpandtabs(s, t === MISSING ? 8 : toIndex(t));
+  },
+  partition: (_rs: RenderState, s: string, a: Args, k: Kw) => partition(s, mustStr(bind("partition", a, k, ["sep"], 1)[0]), false),
+  rpartition: (_rs: RenderState, s: string, a: Args, k: Kw) => partition(s, mustStr(bind("rpartition", a, k, ["sep"], 1)[0]), true),
+  removeprefix: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const p = mustStr(bind("removeprefix", a, k, ["prefix"], 1)[0]);
+    return p.length > 0 && s.startsWith(p) ? s.slice(p.length) : s;
+  },
+  removesuffix: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+    const p = mustStr(bind("removesuffix", a, k, ["suffix"], 1)[0]);
+    return p.length > 0 && s.endsWith(p) ? s.slice(0, s.length - p.length) : s;
+  },
+  join: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
+    const [it] = bind("join", a, k, ["iterable"], 1);
+    if (self instanceof Markup) {
+      const items = pyList(it).map((x) => markupEscape(x).s);
+      return joinItems(rs, s, items);
+    }
+    return joinItems(rs, s, it);
+  },
+  format: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
+    const kw = k ?? new Map<string, unknown>();
+    if (self instanceof Markup) {
+      const ea = a.map((x) => (isStr(x) || x === null || typeof x !== "object" ? markupEscape(x) : x));
+      return strFormat(s, ea, kw, lookups(rs));
+    }
+    const r = strFormat(s, a, kw, lookups(rs));
+    rs.checkSize(r.length);
+    return r;
+  },
+  format_map: (rs: RenderState, s: string, a: Args, k: Kw) => {
+    if (k !== null && k.size > 0) throw typeError("format_map() takes no keyword arguments");
+    if (a.length !== 1) throw typeError(`format_map() takes exactly one argument (${a.length} given)`);
+    const m = a[0];
+    if (!isDict(m)) throw typeError(`'${typeName(m)}' object is not subscriptable`);
+    const kw = new Map<string, unknown>();
+    for (const key of dictKeys(m)) kw.set(String(key), dictGet(m, key));
+    return strFormat(s, [], kw, lookups(rs));
+  },
+  isalnum: (_rs: RenderState, s: string) => pyIsAlnum(s),
+  isalpha: (_rs: RenderState, s: string) => pyIsAlpha(s),
+  isascii: (_rs: RenderState, s: string) => /^[\x00-\x7f]*$/.test(s),
+  isdecimal: (_rs: RenderState, s: string) => pyIsDecimal(s),
+  isdigit: (_rs: RenderState, s: string) => pyIsDigit(s),
+  isidentifier: (_rs: RenderState, s: string) => pyIsIdentifier(s),
+  islower: (_rs: RenderState, s: string) => pyIsLower(s),
+  isnumeric: (_rs: RenderState, s: string) => pyIsNumeric(s),
+  isprintable: (_rs: RenderState, s: string) => pyIsPrintable(s),
+  isspace: (_rs: RenderState, s: string) => pyIsSpace(s),
+  istitle: (_rs: RenderState, s: string) => pyIsTitle(s),
+  isupper: (_rs: RenderState, s: string) => pyIsUpper(s),
+});
+
+/** markupsafe.Markup methods that return Markup (others return plain values). */
+const MARKUP_RESULT = new Set(["strip", "lstrip", "rstrip", "replace", "upper", "lower", "title", "capitalize", "swapcase", "casefold", "center", "ljust", "rjust", "zfill", "expandtabs", "removeprefix", "removesuffix", "join", "format", "format_map"]);
+const MARKUP_LIST_RESULT = new Set(["split", "rsplit", "splitlines", "partition", "rpartition"]);
+
+/** Calls a str method; `self` may be a Markup. Returns MISSING when there is no such method. */
+export function callStrMethod(rs: RenderState, self: string | Markup, name: string, args: Args, kwargs: Kw): unknown {
+  const m = STR_METHODS[name];
+  if (m === undefined) return MISSING;
+  const s = typeof self === "string" ? self : self.s;
+  const r = m(rs, s, args, kwargs, self);
+  if (self instanceof Markup) {
+    if (MARKUP_RESULT.has(name)) return new Markup(r as string);
+    if (MARKUP_LIST_RESULT.has(name)) {
+      const arr = (r as string[]).map((x) => new Markup(x));
+      return isTuple(r) ? mkTuple(arr) : arr;
+    }
+  }
+  return r;
+}
+
+function lookups(rs: RenderState): { getattr(o: unknown, n: string): unknown; getitem(o: unknown, k: unknown): unknown } {
+  return { getattr: (o, n) => rt.getAttr(rs, o, n), getitem: (o, k) => rt.getItem(rs, o, k) };
+}
+
+// ---- list / tuple / dict methods ------------------------------------------------------------
+
+const LIST_MUTATING = new Set(["append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"]);
+const DICT_MUTATING = new Set(["clear", "pop", "popitem", "setdefault", "update"]);
+
+function seqIndex(arr: unknown[], a: Args, k: Kw): number {
+  const [x, st, en] = bind("index", a, k, ["value", "start", "stop"], 1);
+  const len = arr.length;
+  let s = st === MISSING ? 0 : toIndex(st);
+  let e = en === MISSING ? len : toIndex(en);
+  if (s < 0) s = Math.max(0, s + len);
+  if (e < 0) e = Math.max(0, e + len);
+  for (let i = s; i < Math.min(e, len); i++) if (pyEq(arr[i], x)) return i;
+  throw valueError(isTuple(arr) ? "tuple.index(x): x not in tuple" : `${pyRepr(x)} is not in list`);
+}
+
+function listMethod(obj: unknown[], name: string): unknown {
+  if ((obj as unknown as { [GROUP]?: boolean })[GROUP] === true) {
+    if (name === "grouper") return obj[0];
+    if (name === "list") return obj[1];
+  }
+  switch (name) {
+    case "count":
+      return method("count", obj, (_rs, a, k) => {
+        const [x] = bind("count", a, k, ["value"], 1);
+        let n = 0;
+        for (const y of obj) if (pyEq(y, x)) n++;
+        return n;
+      });
+    case "index":
+      return method("index", obj, (_rs, a, k) => seqIndex(obj, a, k));
+    case "copy":
+      if (isTuple(obj)) return MISSING;
+      return method("copy", obj, (_rs, a, k) => (bind("copy", a, k, [], 0), obj.slice()));
+  }
+  if (!isTuple(obj) && LIST_MUTATING.has(name)) return UNSAFE_MARK();
+  return MISSING;
+}
+
+function dictMethod(d: object, name: string): unknown {
+  switch (name) {
+    case "items":
+      return method("items", d, (_rs, a, k) => (bind("items", a, k, [], 0), new DictView("items", d)));
+    case "keys":
+      return method("keys", d, (_rs, a, k) => (bind("keys", a, k, [], 0), new DictView("keys", d)));
+    case "values":
+      return method("values", d, (_rs, a, k) => (bind("values", a, k, [], 0), new DictView("values", d)));
+    case "get":
+      return method("get", d, (_rs, a, k) => {
+        const [key, dflt] = bind("get", a, k, ["key", "default"], 1);
+        const v = dictGet(d, key);
+        return v === MISSING ? (dflt === MISSING ? null : dflt) : v;
+      });
+    case "copy":
+      return method("copy", d, (_rs, a, k) => {
+        bind("copy", a, k, [], 0);
+        const m = newDict();
+        for (const [key, v] of dictItems(d) as unknown[][]) dictSet(m, key, v);
+        return m;
+      });
+    case "fromkeys":
+      return method("fromkeys", d, (_rs, a, k) => {
+        const [it, v] = bind("fromkeys", a, k, ["iterable", "value"], 1);
+        const m = newDict();
+        for (const key of pyList(it)) dictSet(m, key, v === MISSING ? null : v);
+        return m;
+      });
+  }
+  if (DICT_MUTATING.has(name)) return UNSAFE_MARK();
+  return MISSING;
+}
+
+function method(name: string, self: unknown, fn: (rs: RenderState, a: Args, k: Kw) => unknown): PyFunction {
+  return new PyFunction(name, "builtin_function_or_method", fn, self);
+}
+
+// ---- numbers -----------------------------------------------------------------------------------
+
+function intAttr(v: number | bigint | boolean, name: string): unknown {
+  const n = typeof v === "boolean" ? (v ? 1 : 0) : v;
+  switch (name) {
+    case "real":
+    case "numerator":
+      return n;
+    case "imag":
+      return 0;
+    case "denominator":
+      return 1;
+    case "bit_length":
+      return method(name, v, () => (n === 0 ? 0 : (typeof n === "bigint" ? (n < 0n ? -n : n) : Math.abs(n)).toString(2).length));
+    case "bit_count":
+      return method(name, v, () => (typeof n === "bigint" ? (n < 0n ? -n : n) : Math.abs(n)).toString(2).replace(/0/g, "").length);
+    case "conjugate":
+      return method(name, v, () => n);
+    case "as_integer_ratio":
+      return method(name, v, () => mkTuple([n, 1]));
+    case "to_bytes":
+    case "from_bytes":
+      return method(name, v, () => {
+        throw new PyError("TemplateRuntimeError", `int.${name} is not supported`);
+      });
+  }
+  return MISSING;
+}
+
+function floatAttr(x: number, name: string): unknown {
+  switch (name) {
+    case "real":
+      return mkFloat(x);
+    case "imag":
+      return new PyFloat(0);
+    case "is_integer":
+      return method(name, x, () => Number.isInteger(x));
+    case "conjugate":
+      return method(name, x, () => mkFloat(x));
+    case "hex":
+    case "fromhex":
+    case "as_integer_ratio":
+      return method(name, x, () => {
+        throw new PyError("TemplateRuntimeError", `float.${name} is not supported`);
+      });
+  }
+  return MISSING;
+}
+
+// ---- dispatch ------------------------------------------------------------------------------------
+
+/** The key of UNDERSCORE_ATTRS for a value's Python type. */
+function attrTypeKey(obj: unknown): string {
+  switch (typeof obj) {
+    case "string":
+      return "str";
+    case "number":
+      return Number.isInteger(obj) ? "int" : "float";
+    case "bigint":
+      return "int";
+    case "boolean":
+      return "bool";
+    case "object":
+      break;
+    default:
+      return "object";
+  }
+  if (obj === null) return "NoneType";
+  if (obj instanceof PyFunction) return obj.typeName;
+  if (obj instanceof PyIter) return obj.typeName === "generator" ? "generator" : "list_reverseiterator";
+  const t = typeName(obj);
+  if (t.startsWith("dict_")) return t;
+  return t in UNDERSCORE_ATTRS ? t : "object";
+}
+
+/**
+ * Python `getattr(obj, name)` under the sandbox: the value, MISSING (AttributeError) or UNSAFE
+ * (the attribute exists but is blocked).
+ */
+export function attrOf(rs: RenderState, obj: unknown, name: string): unknown {
+  if (name.charCodeAt(0) === 95 /* _ */) {
+    if (obj instanceof Namespace) return name === "__class__" || name === "_Namespace__attrs" || obj.attrs.has(name) ? UNSAFE_MARK() : MISSING;
+    const set = UNDERSCORE_ATTRS[attrTypeKey(obj)] ?? (UNDERSCORE_ATTRS["object"] as ReadonlySet<string>);
+    return set.has(name) ? UNSAFE_MARK() : MISSING;
+  }
+  switch (typeof obj) {
+    case "string":
+      return name in STR_METHODS ? strBound(obj, name) : name === "encode" || name === "maketrans" || name === "translate" ? unsupported("str", name, obj) : MISSING;
+    case "number":
+      if (Number.isInteger(obj)) return intAttr(obj, name);
+      return floatAttr(obj, name);
+    case "bigint":
+    case "boolean":
+      return intAttr(obj, name);
+    case "object":
+      break;
+    default:
+      return MISSING;
+  }
+  if (obj === null) return MISSING;
+  if (Array.isArray(obj)) return listMethod(obj, name);
+  if (isDict(obj)) return dictMethod(obj, name);
+  if (obj instanceof PyFloat) return floatAttr(obj.value, name);
+  if (obj instanceof Markup) {
+    if (name in STR_METHODS) return strBound(obj, name);
+    if (name === "escape") return method(name, obj, (_rs, a) => markupEscape(a[0]));
+    if (name === "unescape") return method(name, obj, () => unescapeHtml(obj.s));
+    if (name === "striptags") return method(name, obj, () => striptags(obj.s));
+    return MISSING;
+  }
+  if (obj instanceof Namespace) return obj.attrs.has(name) ? obj.attrs.get(name) : MISSING;
+  if (obj instanceof rt.LoopContext) return loopAttr(obj, name);
+  if (obj instanceof rt.Macro) {
+    const d = obj.def;
+    switch (name) {
+      case "name":
+        return d.name;
+      case "arguments":
+        return mkTuple(d.args.slice());
+      case "catch_kwargs":
+        return d.catchKwargs;
+      case "catch_varargs":
+        return d.catchVarargs;
+      case "caller":
+        return d.accessesCaller;
+      case "explicit_caller":
+        return d.args.includes("caller");
+    }
+    return MISSING;
+  }
+  if (obj instanceof PyRange) {
+    switch (name) {
+      case "start":
+        return obj.start;
+      case "stop":
+        return obj.stop;
+      case "step":
+        return obj.step;
+      case "count":
+        return method(name, obj, (_rs, a) => {
+          let n = 0;
+          for (let i = 0; i < obj.length; i++) if (pyEq(obj.at(i), a[0])) n++;
+          return n;
+        });
+      case "index":
+        return method(name, obj, (_rs, a) => {
+          for (let i = 0; i < obj.length; i++) if (pyEq(obj.at(i), a[0])) return i;
+          throw valueError(`${pyRepr(a[0])} is not in range`);
+        });
+    }
+    return MISSING;
+  }
+  if (obj instanceof DictView) {
+    if (name === "mapping") return obj.dict;
+    if (name === "isdisjoint" && obj.kind !== "values") {
+      return method(name, obj, (_rs, a) => {
+        const other = pyList(a[0]);
+        const mine = pyList(obj);
+        return !other.some((x) => mine.some((y) => pyEq(x, y)));
+      });
+    }
+    return MISSING;
+  }
+  if (obj instanceof Cycler) {
+    switch (name) {
+      case "items":
+        return mkTuple(obj.items.slice());
+      case "pos":
+        return obj.pos;
+      case "current":
+        return obj.items[obj.pos];
+      case "reset":
+        return method(name, obj, () => {
+          obj.pos = 0;
+          return null;
+        });
+      case "next":
+        return method(name, obj, () => {
+          const rv = obj.items[obj.pos];
+          obj.pos = (obj.pos + 1) % obj.items.length;
+          return rv;
+        });
+    }
+    return MISSING;
+  }
+  if (obj instanceof Joiner) {
+    if (name === "sep") return obj.sep;
+    if (name === "used") return obj.used;
+    return MISSING;
+  }
+  if (obj instanceof PyIter) {
+    if (name === "send" || name === "throw" || name === "close") return unsupported(obj.typeName, name, obj);
+    return MISSING;
+  }
+  if (obj instanceof PyFunction) {
+    if (obj.typeName === "type" && name === "mro") return UNSAFE_MARK();
+    if (obj.typeName === "type" && obj.name === "dict" && name === "fromkeys") return dictMethod(newDict(), "fromkeys");
+    return MISSING;
+  }
+  void rs;
+  return MISSING;
+}
+
+function unsupported(tn: string, name: string, self: unknown): PyFunction {
+  return method(name, self, () => {
+    throw new PyError("TemplateRuntimeError", `${tn}.${name} is not supported by deltatok`);
+  });
+}
+
+function strBound(self: string | Markup, name: string): PyFunction {
+  return method(name, self, (rs, a, k) => callStrMethod(rs, self, name, a, k));
+}
+
+function loopAttr(lc: rt.LoopContext, name: string): unknown {
+  switch (name) {
+    case "index0":
+      return lc.index0;
+    case "index":
+      return lc.index;
+    case "revindex":
+      return lc.revindex;
+    case "revindex0":
+      return lc.revindex0;
+    case "first":
+      return lc.first;
+    case "last":
+      return lc.last;
+    case "length":
+      return lc.length;
+    case "depth":
+      return lc.depth;
+    case "depth0":
+      return lc.depth0;
+    case "previtem":
+      return lc.previtem;
+    case "nextitem":
+      return lc.nextitem;
+    case "cycle":
+      return method("cycle", lc, (_rs, a) => lc.cycle(a));
+    case "changed":
+      return method("changed", lc, (_rs, a) => lc.changed(a));
+  }
+  return MISSING;
+}
+
+function unescapeHtml(s: string): string {
+  return s.replace(/&(#\d+|#[xX][0-9a-fA-F]+|amp|lt|gt|quot|apos|#39);/g, (m, g: string) => {
+    if (g === "amp") return "&";
+    if (g === "lt") return "<";
+    if (g === "gt") return ">";
+    if (g === "quot") return '"';
+    if (g === "apos") return "'";
+    if (g[1] === "x" || g[1] === "X") return String.fromCodePoint(parseInt(g.slice(2), 16));
+    if (g[0] === "#") return String.fromCodePoint(parseInt(g.slice(1), 10));
+    return m;
+  });
+}
+
+/** markupsafe Markup.striptags */
+export function striptags(value: string): string {
+  let v = value;
+  for (;;) {
+    const start = v.indexOf("<!--");
+    if (start < 0) break;
+    const end = v.indexOf("-->", start);
+    if (end < 0) break;
+    v = v.slice(0, start) + v.slice(end + 3);
+  }
+  for (;;) {
+    const start = v.indexOf("<");
+    if (start < 0) break;
+    const end = v.indexOf(">", start);
+    if (end < 0) break;
+    v = v.slice(0, start) + v.slice(end + 1);
+  }
+  v = pySplit(v, null, -1).join(" ");
+  return unescapeHtml(v);
+}
+

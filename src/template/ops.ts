@@ -1,0 +1,958 @@
+/**
+ * Python semantics of values: type names, truthiness, str()/repr(), ==/</in, len(), iteration,
+ * arithmetic, and the Undefined protocol. Everything here is pure (no render state).
+ *
+ * Layer: template.
+ */
+import { floatRepr } from "../json/floatrepr.js";
+import { PyFloat, keysOf } from "../json/values.js";
+import { PyError, typeError } from "./pyerror.js";
+import { cpArray, cpLen, pyStrCompare, pyStrRepr } from "./pystr.js";
+import {
+  Cycler,
+  DictView,
+  Joiner,
+  MISSING,
+  Markup,
+  MissingType,
+  Namespace,
+  PyDict,
+  PyFunction,
+  PyIter,
+  PyRange,
+  Undefined,
+  isTuple,
+  mkTuple,
+} from "./values.js";
+
+const OBJECT_PROTO = Object.prototype;
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Objects implemented by the runtime module register their Python type info here. */
+export interface PyObjectInfo {
+  typeName(v: object): string | undefined;
+  objectTypeRepr(v: object): string | undefined;
+  str(v: object): string | undefined;
+}
+const extraInfo: PyObjectInfo[] = [];
+export function registerObjectInfo(i: PyObjectInfo): void {
+  extraInfo.push(i);
+}
+
+// ---- classification ---------------------------------------------------------------------
+
+/** A dict: plain data object or Map from the caller, or a PyDict made by the template. */
+export function isDict(v: unknown): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  if (v instanceof PyDict || v instanceof Map) return true;
+  if (Array.isArray(v)) return false;
+  const p = Object.getPrototypeOf(v);
+  return p === OBJECT_PROTO || p === null;
+}
+
+export function isPlainDict(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const p = Object.getPrototypeOf(v);
+  return p === OBJECT_PROTO || p === null;
+}
+
+export function isStr(v: unknown): v is string | Markup {
+  return typeof v === "string" || v instanceof Markup;
+}
+
+export function strOf(v: string | Markup): string {
+  return typeof v === "string" ? v : v.s;
+}
+
+export function isInt(v: unknown): v is number | bigint {
+  return (typeof v === "number" && Number.isInteger(v)) || typeof v === "bigint";
+}
+
+export function isFloat(v: unknown): boolean {
+  return (typeof v === "number" && !Number.isInteger(v)) || v instanceof PyFloat;
+}
+
+/** int, float or bool (Python numbers.Number) */
+export function isNumber(v: unknown): boolean {
+  return typeof v === "number" || typeof v === "bigint" || typeof v === "boolean" || v instanceof PyFloat;
+}
+
+/** Makes a Python float from a JS number (integral values are boxed). */
+export function mkFloat(x: number): number | PyFloat {
+  return Number.isInteger(x) ? new PyFloat(x) : x;
+}
+
+/** Normalizes an integer result (bigint inside the safe range becomes a number). */
+export function mkInt(v: number | bigint): number | bigint {
+  if (typeof v === "bigint") {
+    if (v >= -9007199254740991n && v <= 9007199254740991n) return Number(v);
+    return v;
+  }
+  return v === 0 ? 0 : v;
+}
+
+/** Float value of a number-like (int, float, bool). */
+export function fval(v: unknown): number {
+  if (typeof v === "number") return v;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === "bigint") return Number(v);
+  if (typeof v === "boolean") return v ? 1 : 0;
+  return NaN;
+}
+
+// ---- type names -------------------------------------------------------------------------
+
+export function typeName(v: unknown): string {
+  switch (typeof v) {
+    case "string":
+      return "str";
+    case "number":
+      return Number.isInteger(v) ? "int" : "float";
+    case "bigint":
+      return "int";
+    case "boolean":
+      return "bool";
+    case "undefined":
+      return "Undefined";
+    case "function":
+      return "function";
+    case "object":
+      break;
+    default:
+      return "object";
+  }
+  if (v === null) return "NoneType";
+  if (Array.isArray(v)) return isTuple(v) ? "tuple" : "list";
+  if (v instanceof PyFloat) return "float";
+  if (isDict(v)) return "dict";
+  if (v instanceof Undefined) return "Undefined";
+  if (v instanceof Markup) return "Markup";
+  if (v instanceof PyRange) return "range";
+  if (v instanceof DictView) return "dict_" + v.kind;
+  if (v instanceof PyIter) return v.typeName;
+  if (v instanceof Namespace) return "Namespace";
+  if (v instanceof Cycler) return "Cycler";
+  if (v instanceof MissingType) return "MissingType";
+  if (v instanceof Joiner) return "Joiner";
+  if (v instanceof PyFunction) return v.typeName;
+  for (const i of extraInfo) {
+    const t = i.typeName(v);
+    if (t !== undefined) return t;
+  }
+  return "object";
+}
+
+/** jinja2.utils.object_type_repr */
+export function objectTypeRepr(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v instanceof Markup) return "markupsafe.Markup object";
+  if (v instanceof Undefined) return "jinja2.runtime.Undefined object";
+  if (v instanceof Namespace) return "jinja2.utils.Namespace object";
+  if (v instanceof Cycler) return "jinja2.utils.Cycler object";
+  if (v instanceof Joiner) return "jinja2.utils.Joiner object";
+  if (typeof v === "object") {
+    for (const i of extraInfo) {
+      const t = i.objectTypeRepr(v);
+      if (t !== undefined) return t;
+    }
+  }
+  return typeName(v) + " object";
+}
+
+// ---- Undefined --------------------------------------------------------------------------
+
+export function undefinedMessage(u: Undefined): string {
+  if (u.hint) return u.hint;
+  if (u.obj === MISSING) return `${pyRepr(u.name)} is undefined`;
+  if (typeof u.name !== "string") return `${objectTypeRepr(u.obj)} has no element ${pyRepr(u.name)}`;
+  return `${pyStrRepr(objectTypeRepr(u.obj))} has no attribute ${pyStrRepr(u.name)}`;
+}
+
+export function failUndefined(u: Undefined): never {
+  throw new PyError(u.exc, undefinedMessage(u), u.exc === "SecurityError" ? "DT_TEMPLATE_SANDBOX" : "DT_TEMPLATE_RUNTIME");
+}
+
+// ---- dict helpers -----------------------------------------------------------------------
+
+const UNDEFINED_KEY = Symbol("undefined-key");
+
+/** Normalized key for a Python hashable (1 == 1.0 == True share a key). */
+export function mapKey(k: unknown): unknown {
+  switch (typeof k) {
+    case "string":
+    case "number":
+      return k === 0 ? 0 : k;
+    case "boolean":
+      return k ? 1 : 0;
+    case "bigint":
+      return mkInt(k);
+    case "object":
+      if (k === null) return null;
+      if (k instanceof PyFloat) return k.value === 0 ? 0 : k.value;
+      if (k instanceof Markup) return k.s;
+      if (isTuple(k)) return "\u0000tuple:" + (k as unknown[]).map((x) => typeName(x) + ":" + String(mapKey(x))).join("\u0000");
+      if (k instanceof PyRange) return k.length === 0 ? "\u0000range:0" : `\u0000range:${k.length}:${k.start}:${k.length > 1 ? k.step : 0}`;
+      if (k instanceof Undefined) return UNDEFINED_KEY; // all Undefined objects hash and compare equal
+      if (Array.isArray(k) || isDict(k) || (k instanceof DictView && k.kind !== "values")) throw typeError(`unhashable type: '${typeName(k)}'`);
+      return k; // other objects hash by identity
+    default:
+      return k;
+  }
+}
+
+export function newDict(): PyDict {
+  return new PyDict();
+}
+
+/** d[k] = v on a template dict (keeps the first key object, as Python does). */
+export function dictSet(d: PyDict, k: unknown, v: unknown): void {
+  const nk = mapKey(k);
+  const e = d.m.get(nk);
+  if (e !== undefined) e[1] = v;
+  else d.m.set(nk, [k, v]);
+}
+
+export function dictKeys(dIn: unknown): unknown[] {
+  const d = dIn as object;
+  if (d instanceof PyDict) {
+    const out: unknown[] = [];
+    for (const e of d.m.values()) out.push(e[0]);
+    return out;
+  }
+  if (d instanceof Map) return Array.from(d.keys());
+  return keysOf(d);
+}
+
+export function dictSize(dIn: unknown): number {
+  const d = dIn as object;
+  if (d instanceof PyDict) return d.m.size;
+  if (d instanceof Map) return d.size;
+  return Object.keys(d).length;
+}
+
+/** d[k] or MISSING (unhashable keys raise TypeError as in Python). */
+export function dictGet(dIn: unknown, k: unknown): unknown {
+  const d = dIn as object;
+  if (d instanceof PyDict) {
+    const e = d.m.get(mapKey(k));
+    return e === undefined ? MISSING : e[1];
+  }
+  if (d instanceof Map) {
+    if (d.has(k)) return d.get(k);
+    mapKey(k);
+    return MISSING;
+  }
+  if (typeof k === "string") {
+    if (!hasOwn.call(d, k)) return MISSING;
+    const v = (d as Record<string, unknown>)[k];
+    return v === undefined || typeof v === "function" ? MISSING : v;
+  }
+  if (k instanceof Markup) return dictGet(d, k.s);
+  mapKey(k); // raises for unhashable keys
+  return MISSING;
+}
+
+export function dictItems(dIn: unknown): unknown[][] {
+  const d = dIn as object;
+  if (d instanceof PyDict) {
+    const out: unknown[][] = [];
+    for (const e of d.m.values()) out.push(mkTuple([e[0], e[1]]));
+    return out;
+  }
+  if (d instanceof Map) {
+    const out: unknown[][] = [];
+    for (const [k, v] of d) out.push(mkTuple([k, v]));
+    return out;
+  }
+  const ks = keysOf(d);
+  const out: unknown[][] = new Array(ks.length);
+  for (let i = 0; i < ks.length; i++) {
+    const k = ks[i] as string;
+    out[i] = mkTuple([k, (d as Record<string, unknown>)[k]]);
+  }
+  return out;
+}
+
+export function dictValues(dIn: unknown): unknown[] {
+  const d = dIn as object;
+  if (d instanceof PyDict) {
+    const out: unknown[] = [];
+    for (const e of d.m.values()) out.push(e[1]);
+    return out;
+  }
+  if (d instanceof Map) return Array.from(d.values());
+  const ks = keysOf(d);
+  return ks.map((k) => (d as Record<string, unknown>)[k]);
+}
+
+/** A template dict from (key, value) pairs. */
+export function dictFromPairs(pairs: Iterable<readonly [unknown, unknown]>): PyDict {
+  const d = new PyDict();
+  for (const [k, v] of pairs) dictSet(d, k, v);
+  return d;
+}
+
+/** Reads a plain-data value out of caller data: JS undefined/functions count as absent. */
+export function dataValue(v: unknown): unknown {
+  if (v === undefined || typeof v === "function" || typeof v === "symbol") return MISSING;
+  return v;
+}
+
+// ---- truthiness, str, repr -------------------------------------------------------------
+
+export function truthy(v: unknown): boolean {
+  switch (typeof v) {
+    case "boolean":
+      return v;
+    case "string":
+      return v.length > 0;
+    case "number":
+      return v !== 0 && v === v;
+    case "bigint":
+      return v !== 0n;
+    case "undefined":
+      return false;
+    case "object":
+      break;
+    default:
+      return true;
+  }
+  if (v === null) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Undefined) return false;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (v instanceof Markup) return v.s.length > 0;
+  if (v instanceof PyDict) return v.m.size > 0;
+  if (v instanceof Map) return v.size > 0;
+  if (v instanceof PyRange) return v.length > 0;
+  if (v instanceof DictView) return dictSize(v.dict) > 0;
+  if (isPlainDict(v)) {
+    for (const _ in v) return true;
+    return false;
+  }
+  for (const i of extraInfo) {
+    const s = i.typeName(v);
+    if (s === "LoopContext") return (v as { length: number }).length > 0;
+  }
+  return true;
+}
+
+const FAKE_ADDR = "0x7f0000000000";
+
+/** Python str(v). */
+export function pyStr(v: unknown): string {
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "number":
+      if (Number.isInteger(v)) return v === 0 ? "0" : Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+      return floatRepr(v);
+    case "boolean":
+      return v ? "True" : "False";
+    case "bigint":
+      return v.toString();
+    case "undefined":
+      return "";
+    case "object":
+      break;
+    default:
+      return String(v);
+  }
+  if (v === null) return "None";
+  if (v instanceof Undefined) return "";
+  if (v instanceof Markup) return v.s;
+  if (v instanceof PyFloat) return floatRepr(v.value);
+  return pyRepr(v);
+}
+
+/** Python repr(v). */
+export function pyRepr(v: unknown, stack?: unknown[]): string {
+  switch (typeof v) {
+    case "string":
+      return pyStrRepr(v);
+    case "number":
+    case "boolean":
+    case "bigint":
+      return pyStr(v);
+    case "undefined":
+      return "Undefined";
+    case "object":
+      break;
+    default:
+      return String(v);
+  }
+  if (v === null) return "None";
+  if (v instanceof PyFloat) return floatRepr(v.value);
+  if (v instanceof Undefined) return "Undefined";
+  if (v instanceof Markup) return "Markup(" + pyStrRepr(v.s) + ")";
+  const st = stack ?? [];
+  if (Array.isArray(v)) {
+    const tup = isTuple(v);
+    if (st.includes(v)) return tup ? "(...)" : "[...]";
+    st.push(v);
+    let out = tup ? "(" : "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ", ";
+      out += pyRepr(v[i], st);
+    }
+    st.pop();
+    if (tup) return out + (v.length === 1 ? ",)" : ")");
+    return out + "]";
+  }
+  if (isDict(v)) {
+    if (st.includes(v)) return "{...}";
+    st.push(v);
+    let out = "{";
+    let first = true;
+    if (v instanceof PyDict || v instanceof Map) {
+      for (const [k, x] of dictItems(v) as unknown[][]) {
+        if (!first) out += ", ";
+        first = false;
+        out += pyRepr(k, st) + ": " + pyRepr(x, st);
+      }
+    } else {
+      for (const k of keysOf(v)) {
+        const x = dataValue((v as Record<string, unknown>)[k]);
+        if (x === MISSING) continue;
+        if (!first) out += ", ";
+        first = false;
+        out += pyStrRepr(k) + ": " + pyRepr(x, st);
+      }
+    }
+    st.pop();
+    return out + "}";
+  }
+  if (v instanceof PyRange) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
+  if (v instanceof DictView) {
+    const inner = v.kind === "keys" ? dictKeys(v.dict) : v.kind === "values" ? dictValues(v.dict) : dictItems(v.dict);
+    return `dict_${v.kind}(${pyRepr(inner, st)})`;
+  }
+  if (v instanceof Namespace) return `<Namespace ${pyRepr(v.attrs, st)}>`;
+  if (v instanceof PyIter) return v.typeName === "generator" ? `<generator object ${v.qualname} at ${FAKE_ADDR}>` : `<${v.typeName} object at ${FAKE_ADDR}>`;
+  if (v instanceof MissingType) return "missing";
+  if (v instanceof Cycler) return `<jinja2.utils.Cycler object at ${FAKE_ADDR}>`;
+  if (v instanceof Joiner) return `<jinja2.utils.Joiner object at ${FAKE_ADDR}>`;
+  if (v instanceof PyFunction) {
+    if (v.typeName === "type") return `<class '${v.name}'>`;
+    if (v.self !== MISSING) return `<built-in method ${v.name} of ${typeName(v.self)} object at ${FAKE_ADDR}>`;
+    return `<function ${v.name} at ${FAKE_ADDR}>`;
+  }
+  for (const i of extraInfo) {
+    const s = i.str(v);
+    if (s !== undefined) return s;
+  }
+  return `<object object at ${FAKE_ADDR}>`;
+}
+
+// ---- equality and ordering --------------------------------------------------------------
+
+function numLike(v: unknown): boolean {
+  const t = typeof v;
+  return t === "number" || t === "bigint" || t === "boolean" || v instanceof PyFloat;
+}
+
+function numEq(a: unknown, b: unknown): boolean {
+  if (typeof a === "bigint" || typeof b === "bigint") {
+    const x = typeof a === "bigint" ? a : fval(a);
+    const y = typeof b === "bigint" ? b : fval(b);
+    // eslint-disable-next-line eqeqeq
+    return x == y;
+  }
+  return fval(a) === fval(b);
+}
+
+/** Python a == b */
+export function pyEq(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== "number" || a === a;
+  const ta = typeof a;
+  const tb = typeof b;
+  if (ta === "string") {
+    if (tb === "string") return false;
+    return b instanceof Markup ? a === b.s : false;
+  }
+  if (numLike(a)) return numLike(b) ? numEq(a, b) : false;
+  if (a === null || b === null) return false;
+  if (ta !== "object" || tb !== "object") {
+    if (a instanceof Markup && tb === "string") return a.s === b;
+    return false;
+  }
+  if (a instanceof Undefined || b instanceof Undefined) return a instanceof Undefined && b instanceof Undefined;
+  if (a instanceof Markup) return b instanceof Markup ? a.s === b.s : false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || isTuple(a) !== isTuple(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !pyEq(a[i], b[i])) return false;
+    return true;
+  }
+  if (isDict(a)) {
+    if (!isDict(b)) return false;
+    if (dictSize(a) !== dictSize(b)) return false;
+    for (const k of dictKeys(a)) {
+      const y = dictGet(b, k);
+      if (y === MISSING) return false;
+      const x = dictGet(a, k);
+      if (x !== y && !pyEq(x, y)) return false;
+    }
+    return true;
+  }
+  if (a instanceof PyRange && b instanceof PyRange) {
+    if (a.length !== b.length) return false;
+    if (a.length === 0) return true;
+    return a.start === b.start && (a.length === 1 || a.step === b.step);
+  }
+  if (a instanceof DictView && b instanceof DictView) {
+    if (a.kind === "values" || b.kind !== a.kind) return false;
+    return pyEq(new Set(dictKeys(a.dict)).size, new Set(dictKeys(b.dict)).size) && dictKeys(a.dict).every((k) => dictGet(b.dict, k) !== MISSING);
+  }
+  return false;
+}
+
+const OP_SYMBOL: Record<string, string> = { lt: "<", lteq: "<=", gt: ">", gteq: ">=" };
+
+/** Python ordering: returns negative/zero/positive, or throws TypeError like Python. */
+export function pyCompare(a: unknown, b: unknown, op: string): number {
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : NaN;
+  if (a instanceof Undefined) failUndefined(a);
+  if (b instanceof Undefined) failUndefined(b);
+  if (numLike(a) && numLike(b)) {
+    const x = typeof a === "bigint" ? a : fval(a);
+    const y = typeof b === "bigint" ? b : fval(b);
+    return x < y ? -1 : x > y ? 1 : x == y ? 0 : NaN; // eslint-disable-line eqeqeq
+  }
+  if (isStr(a) && isStr(b)) return pyStrCompare(strOf(a), strOf(b));
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      if (pyEq(a[i], b[i])) continue;
+      return pyCompare(a[i], b[i], op);
+    }
+    return a.length - b.length;
+  }
+  throw typeError(`'${OP_SYMBOL[op] ?? op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+}
+
+/** Python sort key comparison (used by sort/dictsort/min/max): like `<`. */
+export function pyLess(a: unknown, b: unknown): boolean {
+  const c = pyCompare(a, b, "lt");
+  return c < 0;
+}
+
+// ---- length, iteration, membership -------------------------------------------------------
+
+export function pyLen(v: unknown): number {
+  if (typeof v === "string") return cpLen(v);
+  if (Array.isArray(v)) return v.length;
+  if (v instanceof Markup) return cpLen(v.s);
+  if (isDict(v)) return dictSize(v);
+  if (v instanceof Undefined) return 0;
+  if (v instanceof PyRange) return v.length;
+  if (v instanceof DictView) return dictSize(v.dict);
+  if (v instanceof Namespace || v === null || typeof v !== "object") throw typeError(`object of type '${typeName(v)}' has no len()`);
+  for (const i of extraInfo) {
+    if (i.typeName(v) === "LoopContext") return (v as { length: number }).length;
+  }
+  throw typeError(`object of type '${typeName(v)}' has no len()`);
+}
+
+/** A Python iterable as an array snapshot, or the one-shot iterator itself. */
+export function pyIter(v: unknown): unknown[] | PyIter {
+  if (Array.isArray(v)) return v;
+  if (typeof v === "string") return cpArray(v);
+  if (isDict(v)) return dictKeys(v);
+  if (v instanceof PyIter) return v;
+  if (v instanceof Undefined) return [];
+  if (v instanceof Markup) return cpArray(v.s);
+  if (v instanceof PyRange) {
+    const out = new Array<number>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = v.at(i);
+    return out;
+  }
+  if (v instanceof DictView) return v.kind === "keys" ? dictKeys(v.dict) : v.kind === "values" ? dictValues(v.dict) : dictItems(v.dict);
+  if (typeof v === "object" && v !== null) {
+    for (const i of extraInfo) {
+      if (i.typeName(v) === "LoopContext") return new PyIter("LoopContext", (v as { iterate(): Iterator<unknown> }).iterate());
+    }
+  }
+  throw typeError(`'${typeName(v)}' object is not iterable`);
+}
+
+/** list(v) */
+export function pyList(v: unknown): unknown[] {
+  const it = pyIter(v);
+  if (Array.isArray(it)) return it === v ? it.slice() : it;
+  const out: unknown[] = [];
+  for (let r = it.next(); !r.done; r = it.next()) out.push(r.value);
+  return out;
+}
+
+/** True when `v` is iterable in Python. */
+export function isIterable(v: unknown): boolean {
+  try {
+    pyIter(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Python `item in container`. */
+export function pyContains(container: unknown, item: unknown): boolean {
+  if (typeof container === "string" || container instanceof Markup) {
+    if (!isStr(item)) throw typeError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
+    return strOf(container).indexOf(strOf(item)) >= 0;
+  }
+  if (Array.isArray(container)) {
+    for (let i = 0; i < container.length; i++) if (container[i] === item || pyEq(container[i], item)) return true;
+    return false;
+  }
+  if (isDict(container)) return dictGet(container, item) !== MISSING;
+  if (container instanceof Undefined) return false;
+  if (container instanceof PyRange) {
+    if (!isInt(item) && typeof item !== "boolean" && !isFloat(item)) return false;
+    const x = fval(item);
+    if (container.length === 0) return false;
+    const off = (x - container.start) / container.step;
+    return Number.isInteger(off) && off >= 0 && off < container.length;
+  }
+  if (container instanceof DictView) {
+    if (container.kind === "keys") return dictGet(container.dict, item) !== MISSING;
+    if (container.kind === "items") {
+      if (!Array.isArray(item) || !isTuple(item) || item.length !== 2) return false;
+      const v = dictGet(container.dict, item[0]);
+      return v !== MISSING && pyEq(v, item[1]);
+    }
+    return dictValues(container.dict).some((x) => pyEq(x, item));
+  }
+  if (container instanceof PyIter) {
+    for (let r = container.next(); !r.done; r = container.next()) if (pyEq(r.value, item)) return true;
+    return false;
+  }
+  throw typeError(`argument of type '${typeName(container)}' is not iterable`);
+}
+
+// ---- arithmetic ---------------------------------------------------------------------------
+
+function binTypeError(op: string, a: unknown, b: unknown): PyError {
+  return typeError(`unsupported operand type(s) for ${op}: '${typeName(a)}' and '${typeName(b)}'`);
+}
+
+function checkUndef(a: unknown, b: unknown): void {
+  if (a instanceof Undefined) failUndefined(a);
+  if (b instanceof Undefined) failUndefined(b);
+}
+
+function asIntOrNull(v: unknown): number | bigint | null {
+  if (typeof v === "number") return Number.isInteger(v) ? v : null;
+  if (typeof v === "bigint") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  return null;
+}
+
+function big(v: number | bigint): bigint {
+  return typeof v === "bigint" ? v : BigInt(v);
+}
+
+/** Result-size guard for huge integers (Python would spend minutes or memory on them). */
+const MAX_INT_BITS = 1 << 20;
+
+export interface SizeGuard {
+  /** throws DT_TEMPLATE_BUDGET when a string of `n` UTF-16 units would be too large */
+  checkSize(n: number): void;
+  /** throws DT_TEMPLATE_BUDGET when a list of `n` items would be too large; counts the copy as work */
+  checkItems(n: number): void;
+}
+
+export function pyAdd(a: unknown, b: unknown, g: SizeGuard): unknown {
+  if (typeof a === "string" && typeof b === "string") {
+    g.checkSize(a.length + b.length);
+    return a + b;
+  }
+  if (typeof a === "number" && typeof b === "number") {
+    const r = a + b;
+    if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(r) ? r : mkInt(BigInt(a) + BigInt(b));
+    return mkFloat(r);
+  }
+  checkUndef(a, b);
+  if (a instanceof Markup || b instanceof Markup) {
+    if (isStr(a) && isStr(b)) {
+      const r = markupEscape(a).s + markupEscape(b).s;
+      g.checkSize(r.length);
+      return new Markup(r);
+    }
+  }
+  if (numLike(a) && numLike(b)) {
+    const x = asIntOrNull(a);
+    const y = asIntOrNull(b);
+    if (x !== null && y !== null) return mkInt(big(x) + big(y));
+    return mkFloat(fval(a) + fval(b));
+  }
+  if (typeof a === "string") throw typeError(`can only concatenate str (not "${typeName(b)}") to str`);
+  if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
+    g.checkItems(a.length + b.length);
+    const r = a.concat(b);
+    return isTuple(a) ? mkTuple(r) : r;
+  }
+  if (Array.isArray(a)) {
+    throw typeError(`can only concatenate ${isTuple(a) ? "tuple" : "list"} (not "${typeName(b)}") to ${isTuple(a) ? "tuple" : "list"}`);
+  }
+  throw binTypeError("+", a, b);
+}
+
+export function pySub(a: unknown, b: unknown): unknown {
+  if (typeof a === "number" && typeof b === "number") {
+    const r = a - b;
+    if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(r) ? r : mkInt(BigInt(a) - BigInt(b));
+    return mkFloat(r);
+  }
+  checkUndef(a, b);
+  if (numLike(a) && numLike(b)) {
+    const x = asIntOrNull(a);
+    const y = asIntOrNull(b);
+    if (x !== null && y !== null) return mkInt(big(x) - big(y));
+    return mkFloat(fval(a) - fval(b));
+  }
+  throw binTypeError("-", a, b);
+}
+
+function repeatCount(n: unknown): number | null {
+  const x = asIntOrNull(n);
+  if (x === null) return null;
+  if (typeof x === "bigint") {
+    if (x > 9223372036854775807n || x < -9223372036854775808n) throw new PyError("OverflowError", "cannot fit 'int' into an index-sized integer");
+    return x > 0n ? Number.MAX_SAFE_INTEGER : 0;
+  }
+  return x;
+}
+
+function isSeq(v: unknown): boolean {
+  return typeof v === "string" || v instanceof Markup || Array.isArray(v);
+}
+
+export function pyMul(a: unknown, b: unknown, g: SizeGuard): unknown {
+  if (typeof a === "number" && typeof b === "number") {
+    const r = a * b;
+    if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(r) ? r : mkInt(BigInt(a) * BigInt(b));
+    return mkFloat(r);
+  }
+  checkUndef(a, b);
+  if (numLike(a) && numLike(b)) {
+    const x = asIntOrNull(a);
+    const y = asIntOrNull(b);
+    if (x !== null && y !== null) return mkInt(big(x) * big(y));
+    return mkFloat(fval(a) * fval(b));
+  }
+  let seq: unknown = null;
+  let n: unknown = null;
+  if (isSeq(a)) {
+    seq = a;
+    n = b;
+  } else if (isSeq(b)) {
+    seq = b;
+    n = a;
+  }
+  if (seq !== null) {
+    const k = repeatCount(n);
+    if (k === null) {
+      // Markup's __mul__/__rmul__ call str.__mul__ directly, which asks for an index
+      if (a instanceof Markup || b instanceof Markup) throw typeError(`'${typeName(a instanceof Markup ? b : a)}' object cannot be interpreted as an integer`);
+      throw typeError(`can't multiply sequence by non-int of type '${typeName(n)}'`);
+    }
+    if (k <= 0) return typeof seq === "string" ? "" : seq instanceof Markup ? new Markup("") : isTuple(seq) ? mkTuple([]) : [];
+    if (typeof seq === "string" || seq instanceof Markup) {
+      const s = strOf(seq);
+      g.checkSize(s.length * k);
+      const r = s.repeat(k);
+      return seq instanceof Markup ? new Markup(r) : r;
+    }
+    const arr = seq as unknown[];
+    g.checkItems(arr.length * k);
+    const out: unknown[] = [];
+    for (let i = 0; i < k; i++) for (const x of arr) out.push(x);
+    return isTuple(arr) ? mkTuple(out) : out;
+  }
+  throw binTypeError("*", a, b);
+}
+
+export function pyTrueDiv(a: unknown, b: unknown): unknown {
+  checkUndef(a, b);
+  if (!numLike(a) || !numLike(b)) throw binTypeError("/", a, b);
+  const y = fval(b);
+  if (y === 0) {
+    throw new PyError("ZeroDivisionError", isFloat(a) || isFloat(b) ? "float division by zero" : "division by zero");
+  }
+  const x = asIntOrNull(a);
+  const yi = asIntOrNull(b);
+  if (x !== null && yi !== null && (typeof x === "bigint" || typeof yi === "bigint")) {
+    return mkFloat(Number(big(x)) / Number(big(yi)));
+  }
+  return mkFloat(fval(a) / y);
+}
+
+/** CPython float divmod. */
+function floatDivmod(vx: number, wx: number): [number, number] {
+  let mod = vx % wx;
+  let div = (vx - mod) / wx;
+  if (mod) {
+    if (wx < 0 !== mod < 0) {
+      mod += wx;
+      div -= 1.0;
+    }
+  } else {
+    mod = wx < 0 || Object.is(wx, -0) ? -0.0 : 0.0; // copysign(0.0, wx)
+  }
+  let floordiv: number;
+  if (div) {
+    floordiv = Math.floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    const q = vx / wx;
+    floordiv = q < 0 || Object.is(q, -0) ? -0.0 : 0.0; // copysign(0.0, vx / wx)
+  }
+  return [floordiv, mod];
+}
+
+export function pyFloorDiv(a: unknown, b: unknown): unknown {
+  checkUndef(a, b);
+  if (!numLike(a) || !numLike(b)) throw binTypeError("//", a, b);
+  const x = asIntOrNull(a);
+  const y = asIntOrNull(b);
+  if (x !== null && y !== null) {
+    if (y === 0 || y === 0n) throw new PyError("ZeroDivisionError", "integer division or modulo by zero");
+    if (typeof x === "number" && typeof y === "number" && Math.abs(x) < 2 ** 31 && Math.abs(y) < 2 ** 31) return Math.floor(x / y) || 0;
+    const bx = big(x);
+    const by = big(y);
+    let q = bx / by;
+    if ((bx % by !== 0n) && (bx < 0n) !== (by < 0n)) q -= 1n;
+    return mkInt(q);
+  }
+  const wx = fval(b);
+  if (wx === 0) throw new PyError("ZeroDivisionError", "float floor division by zero");
+  return mkFloat(floatDivmod(fval(a), wx)[0]);
+}
+
+export function pyMod(a: unknown, b: unknown, g: SizeGuard, format: (s: unknown, args: unknown) => unknown): unknown {
+  if (isStr(a)) return format(a, b);
+  checkUndef(a, b);
+  if (!numLike(a) || !numLike(b)) throw binTypeError("%", a, b);
+  const x = asIntOrNull(a);
+  const y = asIntOrNull(b);
+  if (x !== null && y !== null) {
+    if (y === 0 || y === 0n) throw new PyError("ZeroDivisionError", "integer modulo by zero");
+    if (typeof x === "number" && typeof y === "number") {
+      const r = x % y;
+      return (r !== 0 && r < 0 !== y < 0 ? r + y : r) || 0;
+    }
+    const bx = big(x);
+    const by = big(y);
+    const r = bx % by;
+    return mkInt(r !== 0n && r < 0n !== by < 0n ? r + by : r);
+  }
+  const wx = fval(b);
+  if (wx === 0) throw new PyError("ZeroDivisionError", "float modulo");
+  void g;
+  return mkFloat(floatDivmod(fval(a), wx)[1]);
+}
+
+export function pyPow(a: unknown, b: unknown): unknown {
+  checkUndef(a, b);
+  if (!numLike(a) || !numLike(b)) throw typeError(`unsupported operand type(s) for ** or pow(): '${typeName(a)}' and '${typeName(b)}'`);
+  const x = asIntOrNull(a);
+  const y = asIntOrNull(b);
+  if (x !== null && y !== null) {
+    const by = big(y);
+    if (by >= 0n) {
+      const bx = big(x);
+      if (bx === 0n || bx === 1n) return by === 0n ? 1 : mkInt(bx);
+      if (bx === -1n) return by % 2n === 0n ? 1 : -1;
+      const bits = Math.log2(Math.abs(Number(bx))) * Number(by);
+      if (bits > MAX_INT_BITS) throw new PyError("BudgetExceeded", "integer result too large", "DT_TEMPLATE_BUDGET");
+      return mkInt(bx ** by);
+    }
+    if (Number(x) === 0) throw new PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+    return mkFloat(Math.pow(Number(x), Number(y)));
+  }
+  const fx = fval(a);
+  const fy = fval(b);
+  if (fx === 0 && fy < 0) throw new PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+  if (fx < 0 && !Number.isInteger(fy) && Number.isFinite(fy)) {
+    throw new PyError("TypeError", "complex results are not supported");
+  }
+  const r = Math.pow(fx, fy);
+  if (!Number.isFinite(r) && Number.isFinite(fx) && Number.isFinite(fy)) throw new PyError("OverflowError", "(34, 'Numerical result out of range')");
+  return mkFloat(r);
+}
+
+export function pyNeg(a: unknown): unknown {
+  if (typeof a === "number") return Number.isInteger(a) ? (a === 0 ? 0 : -a) : -a;
+  if (a instanceof Undefined) failUndefined(a);
+  if (a instanceof PyFloat) return mkFloat(-a.value);
+  if (typeof a === "bigint") return mkInt(-a);
+  if (typeof a === "boolean") return a ? -1 : 0;
+  throw typeError(`bad operand type for unary -: '${typeName(a)}'`);
+}
+
+export function pyPos(a: unknown): unknown {
+  if (typeof a === "number" || typeof a === "bigint" || a instanceof PyFloat) return a;
+  if (a instanceof Undefined) failUndefined(a);
+  if (typeof a === "boolean") return a ? 1 : 0;
+  throw typeError(`bad operand type for unary +: '${typeName(a)}'`);
+}
+
+// ---- markup -------------------------------------------------------------------------------
+
+/** markupsafe.escape(v) */
+export function markupEscape(v: unknown): Markup {
+  if (v instanceof Markup) return v;
+  const s = pyStr(v);
+  return new Markup(htmlEscapeStr(s));
+}
+
+function htmlEscapeStr(s: string): string {
+  if (!/[&<>"']/.test(s)) return s;
+  return s.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&#34;" : "&#39;"));
+}
+
+// ---- misc -----------------------------------------------------------------------------------
+
+/** Python int() of a str (base 10 semantics: optional sign, underscores between digits, spaces). */
+export function parsePyInt(s: string, base: number): number | bigint | null {
+  let t = s.trim();
+  let neg = false;
+  if (t[0] === "+" || t[0] === "-") {
+    neg = t[0] === "-";
+    t = t.slice(1);
+  }
+  let b = base;
+  if (b === 0 || b === 16 || b === 8 || b === 2) {
+    const p = t.slice(0, 2).toLowerCase();
+    if ((p === "0x" && (b === 0 || b === 16)) || (p === "0o" && (b === 0 || b === 8)) || (p === "0b" && (b === 0 || b === 2))) {
+      b = p === "0x" ? 16 : p === "0o" ? 8 : 2;
+      t = t.slice(2);
+      if (t.startsWith("_")) t = t.slice(1);
+    } else if (b === 0) {
+      if (/^0+(_?0)*$/.test(t)) return 0;
+      if (t.startsWith("0")) return null;
+      b = 10;
+    }
+  }
+  if (t.length === 0 || t.startsWith("_") || t.endsWith("_") || t.includes("__")) return null;
+  t = t.replace(/_/g, "");
+  const digits = "0123456789abcdefghijklmnopqrstuvwxyz".slice(0, b);
+  let acc = 0n;
+  const bb = BigInt(b);
+  for (const ch of t.toLowerCase()) {
+    const d = digits.indexOf(ch);
+    if (d < 0) return null;
+    acc = acc * bb + BigInt(d);
+  }
+  return mkInt(neg ? -acc : acc);
+}
+
+/** Python float() of a str. */
+export function parsePyFloat(s: string): number | null {
+  const t = s.trim().toLowerCase().replace(/(?<=\d)_(?=\d)/g, "");
+  if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
+  if (/^[+-]?nan$/.test(t)) return NaN;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;
+  return Number(t);
+}
+

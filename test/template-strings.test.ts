@@ -1,0 +1,4 @@
+/** Python-semantics family "strings": every case rendered by Python Jinja2 (see test/fixtures/template/README.md). */
+import { checkFamily } from "./fixtures/template/harness.js";
+
+checkFamily("strings");

@@ -1,0 +1,4 @@
+/** Python-semantics family "tests": every case rendered by Python Jinja2 (see test/fixtures/template/README.md). */
+import { checkFamily } from "./fixtures/template/harness.js";
+
+checkFamily("tests");
