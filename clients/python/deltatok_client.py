@@ -1,0 +1,218 @@
+"""deltatok client for Python harnesses: standard library only.
+
+Two transports with the same methods:
+
+    from deltatok_client import DeltatokClient, DeltatokHttpClient
+
+    with DeltatokClient(["--tokenizer", "qwen3"]) as dt:      # starts `deltatok serve` (stdio)
+        isl = dt.count_prompt(messages[:k], tools=tools)
+        osl = dt.count_message(messages[k])
+
+    dt = DeltatokHttpClient("http://127.0.0.1:8765")           # a `deltatok serve --port 8765`
+
+Every method raises DeltatokError (with .code, .message, .path) when deltatok answers with an
+error. DeltatokClient is thread-safe: several threads may have requests in flight on one pipe;
+each waits for its own answer (answers may come back in any order).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+__all__ = ["DeltatokClient", "DeltatokHttpClient", "DeltatokError"]
+
+
+class DeltatokError(Exception):
+    """An error answered by deltatok: a stable `code`, a message and, for bad input, a `path`."""
+
+    def __init__(self, code: str, message: str, path: Optional[str] = None):
+        super().__init__("%s: %s" % (code, message))
+        self.code = code
+        self.message = message
+        self.path = path
+
+    @classmethod
+    def from_record(cls, rec: Dict[str, Any]) -> "DeltatokError":
+        return cls(rec.get("code", "DT_INTERNAL"), rec.get("message", ""), rec.get("path"))
+
+
+def _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs, add_generation_prompt, parse_tool_arguments, conversation_id):
+    p: Dict[str, Any] = {"messages": messages}
+    if tools is not None:
+        p["tools"] = tools
+    if documents is not None:
+        p["documents"] = documents
+    if chat_template is not None:
+        p["chat_template"] = chat_template
+    if chat_template_kwargs is not None:
+        p["chat_template_kwargs"] = chat_template_kwargs
+    if add_generation_prompt is not None:
+        p["add_generation_prompt"] = add_generation_prompt
+    if parse_tool_arguments:
+        p["parse_tool_arguments"] = True
+    if conversation_id is not None:
+        p["conversation_id"] = conversation_id
+    return p
+
+
+class _Methods:
+    """The request methods, over any transport implementing `call(method, params)`."""
+
+    def call(self, method: str, params: Dict[str, Any]) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def count_prompt(self, messages: Sequence[dict], tools=None, documents=None, chat_template=None,
+                     chat_template_kwargs=None, add_generation_prompt=None, parse_tool_arguments=False,
+                     conversation_id=None) -> int:
+        """ISL: tokens of the rendered prompt (generation prompt included unless disabled)."""
+        return self.call("count_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
+                                                        add_generation_prompt, parse_tool_arguments, conversation_id))["count"]
+
+    def encode_prompt(self, messages: Sequence[dict], tools=None, documents=None, chat_template=None,
+                      chat_template_kwargs=None, add_generation_prompt=None, parse_tool_arguments=False,
+                      conversation_id=None) -> List[int]:
+        """Token ids of the rendered prompt."""
+        return self.call("encode_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
+                                                         add_generation_prompt, parse_tool_arguments, conversation_id))["ids"]
+
+    def count_message(self, message: dict, chat_template=None, chat_template_kwargs=None, parse_tool_arguments=False) -> int:
+        """OSL of a structured assistant message (framing and end-of-turn token not counted)."""
+        p: Dict[str, Any] = {"message": message}
+        if chat_template is not None:
+            p["chat_template"] = chat_template
+        if chat_template_kwargs is not None:
+            p["chat_template_kwargs"] = chat_template_kwargs
+        if parse_tool_arguments:
+            p["parse_tool_arguments"] = True
+        return self.call("count_message", p)["count"]
+
+    def count_text(self, text: str) -> int:
+        """Tokens of plain text."""
+        return self.call("count_text", {"text": text})["count"]
+
+    def batch(self, requests: Iterable[Dict[str, Any]]) -> List[Any]:
+        """Several {"method", "params"} calls in one round trip; each item is a result dict or a DeltatokError."""
+        out = self.call("batch", {"requests": list(requests)})["results"]
+        return [DeltatokError.from_record(r["error"]) if "error" in r else r["result"] for r in out]
+
+    def stats(self) -> Dict[str, Any]:
+        return self.call("stats", {})
+
+    def health(self) -> Dict[str, Any]:
+        return self.call("health", {})
+
+
+class DeltatokClient(_Methods):
+    """Runs `deltatok serve` as a child process and talks JSON lines over its stdin/stdout."""
+
+    def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Dict[str, str]] = None):
+        cmd = list(command) if command is not None else _default_command()
+        self._proc = subprocess.Popen(cmd + ["serve"] + list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=None, env=env, bufsize=0)
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()          # guards writes and the waiters map
+        self._waiters: Dict[int, Any] = {}
+        self._reader = threading.Thread(target=self._read_loop, name="deltatok-reader", daemon=True)
+        self._closed = False
+        self._failure: Optional[BaseException] = None
+        self._reader.start()
+
+    def call(self, method: str, params: Dict[str, Any]) -> Any:
+        waiter = {"event": threading.Event(), "response": None}
+        with self._lock:
+            if self._closed:
+                raise DeltatokError("DT_CLOSED", "the client is closed")
+            rid = next(self._ids)
+            self._waiters[rid] = waiter
+            line = json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n"
+            try:
+                self._proc.stdin.write(line.encode("utf-8"))
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                del self._waiters[rid]
+                raise DeltatokError("DT_CLOSED", "deltatok serve is not running: %s" % e)
+        waiter["event"].wait()
+        resp = waiter["response"]
+        if resp is None:
+            raise DeltatokError("DT_CLOSED", "deltatok serve exited: %s" % (self._failure or "no answer"))
+        if "error" in resp:
+            raise DeltatokError.from_record(resp["error"])
+        return resp["result"]
+
+    def _read_loop(self) -> None:
+        try:
+            for raw in self._proc.stdout:
+                resp = json.loads(raw)
+                with self._lock:
+                    waiter = self._waiters.pop(resp.get("id"), None)
+                if waiter is not None:
+                    waiter["response"] = resp
+                    waiter["event"].set()
+        except BaseException as e:  # noqa: BLE001 - reported to every waiter
+            self._failure = e
+        finally:
+            with self._lock:
+                waiters, self._waiters = self._waiters, {}
+            for w in waiters.values():
+                w["event"].set()
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Closes stdin (deltatok answers what is in flight, then exits) and waits for the process."""
+        with self._lock:
+            if self._closed:
+                return self._proc.returncode or 0
+            self._closed = True
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.terminate()
+            return self._proc.wait(timeout)
+
+    def __enter__(self) -> "DeltatokClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class DeltatokHttpClient(_Methods):
+    """Talks to `deltatok serve --port N` over HTTP (POST /rpc)."""
+
+    def __init__(self, base_url: str, timeout: float = 300.0):
+        self._url = base_url.rstrip("/") + "/rpc"
+        self._timeout = timeout
+        self._ids = itertools.count(1)
+
+    def call(self, method: str, params: Dict[str, Any]) -> Any:
+        body = json.dumps({"id": next(self._ids), "method": method, "params": params}, ensure_ascii=False).encode("utf-8")
+        req = urllib.request.Request(self._url, data=body, headers={"content-type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self._timeout) as r:
+                resp = json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            resp = json.loads(e.read() or b"{}")
+            if "error" not in resp:
+                raise DeltatokError("DT_INTERNAL", "HTTP %d" % e.code)
+        if "error" in resp:
+            raise DeltatokError.from_record(resp["error"])
+        return resp["result"]
+
+
+def _default_command() -> List[str]:
+    """`deltatok` on PATH, else DELTATOK_CMD (a shell-split command), else `npx deltatok`."""
+    env = os.environ.get("DELTATOK_CMD")
+    if env:
+        return env.split()
+    exe = shutil.which("deltatok")
+    return [exe] if exe else ["npx", "--no-install", "deltatok"]

@@ -1,0 +1,148 @@
+/**
+ * `deltatok verify`: replays a corpus twice — incrementally and with a full render + one
+ * whole-text encode per request — and reports every request where the two differ, with the
+ * first differing token position and the text around it. What a user runs before trusting a new
+ * template or tokenizer with deltatok.
+ */
+import { stat } from "node:fs/promises";
+import { toDeltatokError } from "../errors.js";
+import type { Deltatok } from "../api/deltatok.js";
+import type { PromptOptions } from "../api/options.js";
+import { pythonJsonParser } from "../api/json.js";
+import { assistantIndices, mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { Progress } from "./progress.js";
+import { round3 } from "./replay.js";
+
+export interface VerifyDifference {
+  id: string;
+  index: number | "final";
+  /** "ids": both answered, ids differ; "error": one failed, or both with different codes. */
+  kind: "ids" | "error";
+  /** First differing token index (kind "ids"). */
+  position?: number;
+  incremental: { count?: number; token?: number | null; error?: string };
+  full: { count?: number; token?: number | null; error?: string };
+  /** Decoded tokens around the first difference, from the full answer. */
+  context?: string;
+}
+
+export interface VerifySummary {
+  corpus: string;
+  conversations: number;
+  requests: number;
+  identical: number;
+  /** Requests where both modes failed with the same error code (agreement). */
+  same_errors: number;
+  differ: number;
+  differences: VerifyDifference[];
+  reuse_ratio: number;
+  elapsed_s: number;
+}
+
+export interface VerifyOptions {
+  chatTemplateKwargs: Record<string, unknown> | null;
+  parseToolArguments: boolean;
+  /** Also check each whole conversation without the generation prompt. */
+  final: boolean;
+  /** Keep at most this many differences in the summary (all are counted). */
+  maxReported: number;
+  progress?: boolean | undefined;
+}
+
+type Answer = { ids: Uint32Array } | { error: string };
+
+function answer(dt: Deltatok, messages: unknown[], o: PromptOptions): Answer {
+  try {
+    return { ids: dt.encodePrompt(messages, o) };
+  } catch (e) {
+    return { error: toDeltatokError(e).code };
+  }
+}
+
+function firstDiff(a: Uint32Array, b: Uint32Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return a.length === b.length ? -1 : n;
+}
+
+export async function verifyCorpus(
+  inc: Deltatok,
+  full: Deltatok,
+  path: string,
+  o: VerifyOptions,
+  decode: (ids: ArrayLike<number>) => string,
+): Promise<VerifySummary> {
+  const t0 = performance.now();
+  const total = (await stat(path).catch(() => ({ size: 0 }))).size;
+  const progress = new Progress(o.progress);
+  let bytes = 0;
+  let conversations = 0;
+  let requests = 0;
+  let identical = 0;
+  let sameErrors = 0;
+  let differ = 0;
+  const differences: VerifyDifference[] = [];
+  for await (const item of readCorpus(path, pythonJsonParser)) {
+    bytes += item.bytes;
+    if (!item.ok) continue;
+    conversations++;
+    const c = item.conversation;
+    const kwargs = mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs);
+    const base: PromptOptions = { tools: c.tools, chat_template_kwargs: kwargs, parse_tool_arguments: o.parseToolArguments };
+    const jobs: Array<[number | "final", unknown[], boolean]> = assistantIndices(c.messages).map((k) => [k, c.messages.slice(0, k), true]);
+    if (o.final) jobs.push(["final", c.messages, false]);
+    for (const [index, messages, agp] of jobs) {
+      requests++;
+      const opts = { ...base, add_generation_prompt: agp };
+      const a = answer(inc, messages, opts);
+      const b = answer(full, messages, opts);
+      let d: VerifyDifference | null = null;
+      if ("ids" in a && "ids" in b) {
+        const p = firstDiff(a.ids, b.ids);
+        if (p < 0) identical++;
+        else {
+          d = {
+            id: c.id,
+            index,
+            kind: "ids",
+            position: p,
+            incremental: { count: a.ids.length, token: a.ids[p] ?? null },
+            full: { count: b.ids.length, token: b.ids[p] ?? null },
+            context: decode(b.ids.subarray(Math.max(0, p - 8), p + 8)),
+          };
+        }
+      } else if ("error" in a && "error" in b && a.error === b.error) {
+        sameErrors++;
+      } else {
+        d = {
+          id: c.id,
+          index,
+          kind: "error",
+          incremental: "error" in a ? { error: a.error } : { count: a.ids.length },
+          full: "error" in b ? { error: b.error } : { count: b.ids.length },
+        };
+      }
+      if (d !== null) {
+        differ++;
+        if (differences.length < o.maxReported) differences.push(d);
+      }
+    }
+    progress.tick(() => {
+      const pct = total > 0 ? ` ${((100 * bytes) / total).toFixed(0)}%` : "";
+      return `verify${pct}: ${requests} requests, ${differ} differ`;
+    });
+  }
+  progress.done();
+  const s = inc.stats();
+  return {
+    corpus: path,
+    conversations,
+    requests,
+    identical,
+    same_errors: sameErrors,
+    differ,
+    differences,
+    reuse_ratio: s.tokensReused / Math.max(1, s.tokensReused + s.tokensEncoded),
+    elapsed_s: round3((performance.now() - t0) / 1000),
+  };
+}

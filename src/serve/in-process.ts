@@ -1,0 +1,63 @@
+/** A sidecar backend answering on the calling thread with one Deltatok. */
+import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
+import type { Deltatok } from "../api/deltatok.js";
+import { VERSION } from "../package-info.js";
+import { promptOptions, type Backend, type Method } from "./protocol.js";
+
+
+export function describeEngine(dt: Deltatok, workers: number): Record<string, unknown> {
+  return { status: "ok", version: VERSION, tokenizer: dt.options.tokenizer, mode: dt.options.mode, renderer: dt.options.renderer, workers };
+}
+
+/** Answers one call with `dt` (synchronous work; throws DeltatokError). */
+export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>): unknown {
+  switch (method) {
+    case "count_prompt":
+    case "encode_prompt": {
+      const withIds = method === "encode_prompt";
+      const r = dt.tokenizePrompt(p.messages as unknown[], promptOptions(p), withIds);
+      const out: Record<string, unknown> = { count: r.count, reused: r.reused, outcome: r.outcome };
+      if (r.reason !== undefined) out.reason = r.reason;
+      if (withIds) out.ids = Array.from(r.ids ?? []);
+      return out;
+    }
+    case "count_message": {
+      const o: Record<string, unknown> = {};
+      for (const k of ["chat_template", "chat_template_kwargs", "parse_tool_arguments"]) if (p[k] !== undefined) o[k] = p[k];
+      return { count: dt.countMessage(p.message, o) };
+    }
+    case "count_text":
+      return { count: dt.countText(p.text as string) };
+    case "stats":
+      return dt.stats();
+    case "health":
+      return describeEngine(dt, 0);
+    default:
+      throw new DeltatokError("DT_UNKNOWN_METHOD", `unknown method ${String(method)}`);
+  }
+}
+
+export class InProcessBackend implements Backend {
+  #closed = false;
+  constructor(readonly dt: Deltatok) {}
+
+  async call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown> {
+    if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+    return answer(this.dt, method, params);
+  }
+
+  async callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {
+    return calls.map((c) => {
+      try {
+        if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+        return { result: answer(this.dt, c.method, c.params) };
+      } catch (e) {
+        return { error: toDeltatokError(e).toJSON() };
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}

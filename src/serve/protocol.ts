@@ -1,0 +1,143 @@
+/**
+ * The sidecar protocol, shared by JSON lines over stdio and HTTP.
+ *
+ * Request:  {"id": <any JSON>, "method": "<name>", "params": {...}}
+ * Response: {"id": <same>, "result": {...}}  or  {"id": <same>, "error": {"code", "message", "path"?}}
+ *
+ * Methods (params → result):
+ * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
+ *                   add_generation_prompt? (default true), parse_tool_arguments?,
+ *                   conversation_id?} → {count, reused, outcome}
+ * - encode_prompt  same params → {ids, count, reused, outcome}
+ * - count_message  {message, chat_template?, chat_template_kwargs?, parse_tool_arguments?} → {count}   (OSL)
+ * - count_text     {text} → {count}
+ * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
+ * - stats          {} → engine statistics
+ * - health         {} → {status: "ok", tokenizer, version, workers}
+ *
+ * Responses may come out of order; the id says which request each answers. A request that is
+ * not valid JSON, or has a bad envelope, or bad params, gets an error response (id null when
+ * unknown) and the connection stays usable.
+ */
+import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
+import type { PromptOptions } from "../api/options.js";
+import { pythonJsonParser } from "../api/json.js";
+
+export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "batch" | "stats" | "health";
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "batch", "stats", "health"];
+
+export interface Envelope {
+  id: unknown;
+  method: Method;
+  params: Record<string, unknown>;
+}
+
+export type Response = { id: unknown; result: unknown } | { id: unknown; error: ErrorRecord };
+
+/** What actually answers requests: the in-process engine or the worker pool. */
+export interface Backend {
+  /** Answers one non-batch call; rejects with a DeltatokError for that call only. */
+  call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
+  /** Answers several calls; per-call errors are returned in place, in input order. */
+  callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>>;
+  close(): Promise<void>;
+}
+
+/** Maximum size of one request line / body. */
+export const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
+/** Maximum calls in one batch. */
+export const MAX_BATCH = 10_000;
+
+/** Parses and checks an envelope; throws a coded error (with the id when it could be read). */
+export function parseEnvelope(v: unknown): Envelope {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw new EnvelopeError(null, new DeltatokError("DT_INVALID_REQUEST", "a request must be a JSON object {id, method, params}"));
+  }
+  const r = v as Record<string, unknown>;
+  const id = r.id ?? null;
+  if (typeof r.method !== "string") {
+    throw new EnvelopeError(id, new DeltatokError("DT_INVALID_REQUEST", "request.method must be a string", { path: "method" }));
+  }
+  if (!(METHODS as readonly string[]).includes(r.method)) {
+    throw new EnvelopeError(id, new DeltatokError("DT_UNKNOWN_METHOD", `unknown method "${r.method}" (known: ${METHODS.join(", ")})`, { path: "method" }));
+  }
+  const params = r.params ?? {};
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    throw new EnvelopeError(id, new DeltatokError("DT_INVALID_REQUEST", "request.params must be an object", { path: "params" }));
+  }
+  return { id, method: r.method as Method, params: params as Record<string, unknown> };
+}
+
+/** An envelope error, carrying the request id when it was readable. */
+export class EnvelopeError extends Error {
+  constructor(
+    readonly id: unknown,
+    readonly error: DeltatokError,
+  ) {
+    super(error.message);
+  }
+}
+
+/** The per-request options of count_prompt / encode_prompt params. */
+export function promptOptions(p: Record<string, unknown>): PromptOptions {
+  const o: PromptOptions = {};
+  if (p.tools !== undefined) o.tools = p.tools as PromptOptions["tools"];
+  if (p.documents !== undefined) o.documents = p.documents as PromptOptions["documents"];
+  if (p.chat_template !== undefined) o.chat_template = p.chat_template as string;
+  if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as PromptOptions["chat_template_kwargs"];
+  if (p.add_generation_prompt !== undefined) o.add_generation_prompt = p.add_generation_prompt as boolean;
+  if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
+  return o;
+}
+
+/** Dispatches one envelope to the backend; never rejects (errors become error responses). */
+export async function dispatch(backend: Backend, env: Envelope): Promise<Response> {
+  try {
+    if (env.method === "batch") {
+      const reqs = env.params.requests;
+      if (!Array.isArray(reqs)) throw new DeltatokError("DT_INVALID_REQUEST", "batch params.requests must be a list", { path: "params.requests" });
+      if (reqs.length > MAX_BATCH) throw new DeltatokError("DT_INVALID_REQUEST", `a batch holds at most ${MAX_BATCH} requests`, { path: "params.requests" });
+      const calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }> = [];
+      const bad = new Map<number, ErrorRecord>();
+      reqs.forEach((q: unknown, i: number) => {
+        try {
+          const e = parseEnvelope(q);
+          if (e.method === "batch") throw new EnvelopeError(null, new DeltatokError("DT_INVALID_REQUEST", "batches do not nest"));
+          calls.push({ method: e.method, params: e.params });
+        } catch (err) {
+          bad.set(i, (err instanceof EnvelopeError ? err.error : toDeltatokError(err)).toJSON());
+        }
+      });
+      const answered = await backend.callMany(calls);
+      const results: Array<{ result: unknown } | { error: ErrorRecord }> = [];
+      let j = 0;
+      for (let i = 0; i < reqs.length; i++) {
+        const b = bad.get(i);
+        results.push(b !== undefined ? { error: b } : (answered[j++] as { result: unknown } | { error: ErrorRecord }));
+      }
+      return { id: env.id, result: { results } };
+    }
+    return { id: env.id, result: await backend.call(env.method, env.params) };
+  } catch (e) {
+    return { id: env.id, error: toDeltatokError(e).toJSON() };
+  }
+}
+
+/** Parses one request line and dispatches it; never rejects. */
+export async function handleLine(backend: Backend, line: string): Promise<Response> {
+  let v: unknown;
+  try {
+    // Python json.loads semantics: a 1.0 sent by a Python harness stays a float in the template.
+    v = pythonJsonParser(line);
+  } catch (e) {
+    return { id: null, error: new DeltatokError("DT_INVALID_JSON", `request is not valid JSON: ${(e as Error).message}`).toJSON() };
+  }
+  let env: Envelope;
+  try {
+    env = parseEnvelope(v);
+  } catch (e) {
+    if (e instanceof EnvelopeError) return { id: e.id, error: e.error.toJSON() };
+    return { id: null, error: toDeltatokError(e).toJSON() };
+  }
+  return dispatch(backend, env);
+}
