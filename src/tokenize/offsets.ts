@@ -83,10 +83,11 @@ export class OffsetMapper {
 
   /** Bytes of normalized text a (non-raw-added) token stands for. */
   #byteLength(id: number): number {
-    let n = this.#lenCache.get(id);
-    if (n !== undefined) return n;
+    const cached = this.#lenCache.get(id);
+    if (cached !== undefined) return cached;
     const added = this.#addedContent.get(id);
     const s = added ?? this.#tok.id_to_token(id) ?? "";
+    let n: number;
     if (added !== undefined) n = utf8.encode(added).length;
     else if (this.#byteLevel) n = s.length;
     else if (this.#byteFallback && BYTE_FALLBACK.test(s)) n = 1;
