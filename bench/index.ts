@@ -11,6 +11,25 @@
  *   --conversations N         only the first N conversations
  *   --no-full                 skip the (slow) full-mode baseline
  *   --out FILE                also write the JSON to FILE
+ *
+ *   --suite workers           throughput with 1, 2, … workers (pool + queue): ISL replay of the
+ *                             tau2 + tau-bench corpora and ~1k-token plain-text OSL; ratios
+ *   --workers 1,2             worker counts (giving --workers alone selects this suite)
+ *   --repeat N                runs of each configuration (default 1)
+ *   --texts N                 ~1k-token texts for the OSL part (default 4000)
+ *   --pin                     pin worker threads to CPUs
+ *   --no-serial               skip the in-process baseline
+ *   --cold                    no warm-up slice before timing (JIT cost included)
+ *   --corpus FILE             (repeatable) corpora instead of the tau ones
+ *
+ *   --suite drain             drains 200,000 mixed items (1k-token texts + corpus prompts) once,
+ *                             in its own process: pending, items/s, peak RSS, RSS over time
+ *   --items N                 items (default 200000)
+ *   --kill                    kill a worker a third of the way through; report lost items
+ *   --workers N               workers (default: the CPUs this process may use)
+ *
+ *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain)
+ *   --cache-mb N              engine cache bound per engine (default 256)
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -18,15 +37,47 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
+import { workersBench } from "./workers.js";
+import { drainBench } from "./drain.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
+const SHARED_DIR = fileURLToPath(new URL("../../../shared/corpus/trajectories/", import.meta.url));
+const TAU_CORPORA = [
+  "tau2-airline-claude-sonnet-4-5.jsonl",
+  "tau2-airline-gpt-oss-120b.jsonl",
+  "tau2-retail-gpt-4.1-mini-toolorchestra.jsonl",
+  "tau-bench-airline-gpt-4o.jsonl",
+].map((f) => SHARED_DIR + f);
+
+function tauCorpora(given: string[] | undefined): string[] {
+  if (given !== undefined && given.length > 0) return given;
+  return TAU_CORPORA.every((f) => existsSync(f)) ? TAU_CORPORA : [BUNDLED];
+}
+
+function numberList(s: string | undefined, dflt: number[]): number[] {
+  if (s === undefined) return dflt;
+  const xs = s.split(",").map((x) => Number(x.trim()));
+  if (xs.some((x) => !Number.isSafeInteger(x) || x < 1)) throw new Error(`--workers must be a list of positive integers, got ${s}`);
+  return xs;
+}
 
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     options: {
-      suite: { type: "string", default: "replay" },
-      corpus: { type: "string" },
+      suite: { type: "string" },
+      corpus: { type: "string", multiple: true },
+      workers: { type: "string" },
+      repeat: { type: "string", default: "1" },
+      texts: { type: "string", default: "4000" },
+      items: { type: "string", default: "200000" },
+      pin: { type: "boolean", default: false },
+      kill: { type: "boolean", default: false },
+      "no-serial": { type: "boolean", default: false },
+      cold: { type: "boolean", default: false },
+      "worker-young-mb": { type: "string" },
+      "worker-old-mb": { type: "string" },
+      "cache-mb": { type: "string" },
       tokenizer: { type: "string", default: "qwen3" },
       template: { type: "string" },
       renderer: { type: "string" },
@@ -39,9 +90,14 @@ async function main(): Promise<void> {
   const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
   if (v.template !== undefined) engine.chatTemplateFile = v.template;
   if (v.renderer !== undefined) engine.renderer = v.renderer as DeltatokOptions["renderer"];
-  const corpus = v.corpus ?? (existsSync(SHARED_TAU) ? SHARED_TAU : BUNDLED);
+  if (v["cache-mb"] !== undefined) engine.cacheBytes = Number(v["cache-mb"]) * 1024 * 1024;
+  const resourceLimits: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number } = {};
+  if (v["worker-young-mb"] !== undefined) resourceLimits.maxYoungGenerationSizeMb = Number(v["worker-young-mb"]);
+  if (v["worker-old-mb"] !== undefined) resourceLimits.maxOldGenerationSizeMb = Number(v["worker-old-mb"]);
+  const suite = v.suite ?? (v.workers !== undefined ? "workers" : "replay");
+  const corpus = v.corpus?.[0] ?? (existsSync(SHARED_TAU) ? SHARED_TAU : BUNDLED);
   let result: Record<string, unknown>;
-  switch (v.suite) {
+  switch (suite) {
     case "replay":
       result = await replayBench({
         corpus,
@@ -51,14 +107,40 @@ async function main(): Promise<void> {
         full: !v["no-full"],
       });
       break;
+    case "workers":
+      result = await workersBench({
+        corpora: tauCorpora(v.corpus),
+        engine,
+        workerCounts: numberList(v.workers, [1, 2]),
+        repeat: Number(v.repeat),
+        texts: Number(v.texts),
+        pin: v.pin,
+        parseToolArguments: v["parse-tool-arguments"],
+        serial: !v["no-serial"],
+        resourceLimits,
+        cold: v.cold,
+      });
+      break;
+    case "drain":
+      result = await drainBench({
+        corpora: tauCorpora(v.corpus),
+        engine,
+        items: Number(v.items),
+        workers: v.workers === undefined ? undefined : (numberList(v.workers, [])[0] as number),
+        kill: v.kill,
+        pin: v.pin,
+        resourceLimits,
+        parseToolArguments: v["parse-tool-arguments"],
+      });
+      break;
     default:
-      throw new Error(`unknown suite ${v.suite}`);
+      throw new Error(`unknown suite ${suite}`);
   }
   const out = {
-    suite: v.suite,
+    suite,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, node: process.version },
-    options: { tokenizer: v.tokenizer, template: v.template ?? null, renderer: v.renderer ?? "python" },
+    options: { tokenizer: v.tokenizer, template: v.template ?? null, renderer: v.renderer ?? "python", cache_mb: v["cache-mb"] === undefined ? 256 : Number(v["cache-mb"]) },
     ...result,
   };
   const json = JSON.stringify(out, null, 2);

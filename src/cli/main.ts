@@ -10,7 +10,10 @@ import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
 import type { DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
-import { replayCorpus } from "./replay.js";
+import { replayCorpus, replayCorpusPooled, type ReplayOptions, type ReplaySummary } from "./replay.js";
+import { DeltatokPool } from "../pool/pool.js";
+import { detectCpus } from "../pool/cpus.js";
+import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
 import { runDemo } from "./demo.js";
 
@@ -38,6 +41,8 @@ Options:
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
+  --workers N|auto             replay: run on N worker threads (auto: the CPUs this process may
+                               use); 0 or absent: in this thread. Same output, same order.
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
   --counts-only                keep no token ids in the cache
@@ -66,6 +71,7 @@ const OPTIONS = {
   progress: { type: "boolean" },
   "no-progress": { type: "boolean" },
   strict: { type: "boolean" },
+  workers: { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const satisfies ParseArgsConfig["options"];
@@ -132,19 +138,61 @@ async function loadEngine(v: Values): Promise<{ dt: Deltatok; loadSeconds: numbe
   return { dt, loadSeconds: (performance.now() - t0) / 1000 };
 }
 
+function workersFlag(v: Values): number {
+  const s = v.workers;
+  if (s === undefined) return 0;
+  if (s === "auto") return detectCpus().count;
+  const n = Number(s);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--workers must be a non-negative integer or auto, got ${s}`);
+  return n;
+}
+
 async function cmdReplay(file: string, v: Values): Promise<number> {
   const kwargs = kwargsFlag(v);
-  const { dt, loadSeconds } = await loadEngine(v);
-  const out = new JsonlWriter(v.out);
-  const summary = await replayCorpus(
-    dt,
-    file,
-    { chatTemplateKwargs: kwargs, parseToolArguments: v["parse-tool-arguments"] === true, osl: v["no-osl"] !== true, progress: progressFlag(v) },
-    (r) => out.write(r),
-    loadSeconds,
-  );
-  await out.close();
+  const workers = workersFlag(v);
+  const ro: ReplayOptions = { chatTemplateKwargs: kwargs, parseToolArguments: v["parse-tool-arguments"] === true, osl: v["no-osl"] !== true, progress: progressFlag(v) };
+  let summary: ReplaySummary;
+  let stoppedBy: string | null = null;
+  if (workers === 0) {
+    const { dt, loadSeconds } = await loadEngine(v);
+    const out = new JsonlWriter(v.out);
+    summary = await replayCorpus(dt, file, ro, (r) => out.write(r), loadSeconds);
+    await out.close();
+  } else {
+    const t0 = performance.now();
+    const pool = await DeltatokPool.create({ engine: engineOptions(v), workers });
+    const loadSeconds = (performance.now() - t0) / 1000;
+    const queue = await BatchQueue.create({ pool, intervalMs: 2, batchItems: 4, batchChars: 1 << 20, maxInFlightPerWorker: 2 });
+    // The first SIGTERM/SIGINT stops reading and ends the drain (one final state); once the
+    // work is done it is ignored while closing. A second one kills as usual (handlers are once).
+    const stop = new AbortController();
+    let finished = false;
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (finished) return;
+      stoppedBy ??= sig;
+      stop.abort();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+    const out = new JsonlWriter(v.out);
+    try {
+      summary = await replayCorpusPooled(queue, pool, file, { ...ro, signal: stop.signal }, (r) => out.write(r), loadSeconds);
+      finished = true;
+    } finally {
+      finished = true;
+      await out.close();
+      await queue.close();
+      await pool.close();
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    }
+  }
   if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
+  if (stoppedBy !== null) {
+    const d = summary.drain;
+    process.stderr.write(`deltatok: replay stopped by ${stoppedBy}: drain ${d?.state ?? "complete"}, ${d?.pending ?? 0} conversations pending (records written up to the first of them)\n`);
+    return stoppedBy === "SIGINT" ? 130 : 143;
+  }
   return v.strict === true && summary.errors > 0 ? 1 : 0;
 }
 
@@ -193,6 +241,7 @@ export async function main(argv: string[]): Promise<number> {
       case "replay":
       case "render": {
         if (rest.length !== 1) throw new UsageError(`${cmd} takes exactly one corpus file`);
+        if (cmd === "render" && v.workers !== undefined) throw new UsageError("--workers applies to replay only");
         return cmd === "replay" ? await cmdReplay(rest[0] as string, v) : await cmdRender(rest[0] as string, v);
       }
       case "demo":

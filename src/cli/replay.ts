@@ -5,23 +5,29 @@
  * generation prompt, OSL = tokens of messages[k] (see Deltatok.countMessage). One JSONL record
  * per request: `{"id","index","isl","osl"}`; a failure adds `"error": {code, message, path?}`
  * for that request (and keeps whichever of isl/osl did succeed) while the rest go on.
+ *
+ * In-process (`replayCorpus`) or on workers (`replayCorpusPooled`, `--workers N`). On workers,
+ * each corpus line goes, as its raw JSON text, to the worker that owns its conversation (the
+ * line id), is parsed and replayed there by the same code (src/pool/work.ts), and the records
+ * are written back in corpus order through a bounded reorder window: the output is identical.
  */
-import { toDeltatokError, type ErrorRecord } from "../errors.js";
-import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
-import type { PromptOptions } from "../api/options.js";
-import { assistantIndices, mergeKwargs, readCorpus, type Conversation } from "../corpus/corpus.js";
-import { pythonJsonParser } from "../api/json.js";
+import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { DeltatokError } from "../errors.js";
+import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
+import { readCorpus } from "../corpus/corpus.js";
+import { pythonJsonParser } from "../api/json.js";
+import { lineErrorRecord, replayConversation } from "../pool/work.js";
+import { topLevelRaw } from "../pool/skim.js";
+import type { ReplayRecord } from "../pool/protocol.js";
+import type { DeltatokPool } from "../pool/pool.js";
+import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
+import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
 
-export interface ReplayRecord {
-  id: string | null;
-  index: number | null;
-  isl?: number;
-  osl?: number;
-  line?: number;
-  error?: ErrorRecord;
-}
+export type { ReplayRecord } from "../pool/protocol.js";
+export { replayConversation } from "../pool/work.js";
 
 export interface ReplayOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -48,33 +54,59 @@ export interface ReplaySummary {
   load_s: number;
   elapsed_s: number;
   requests_per_s: number;
+  /** Worker threads (0: in-process). Cache stats are summed over workers. */
+  workers?: number;
+  /** With workers, when the run was stopped (SIGTERM/SIGINT): the drain's one final state. */
+  drain?: DrainResult;
 }
 
-/** The requests of one conversation, in order, as records. */
-export function replayConversation(dt: Deltatok, c: Conversation, o: ReplayOptions): ReplayRecord[] {
-  const out: ReplayRecord[] = [];
-  const kwargs = mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs);
-  const popts: PromptOptions = { tools: c.tools, chat_template_kwargs: kwargs, parse_tool_arguments: o.parseToolArguments };
-  for (const k of assistantIndices(c.messages)) {
-    const rec: ReplayRecord = { id: c.id, index: k };
-    try {
-      rec.isl = dt.countPrompt(c.messages.slice(0, k), popts);
-    } catch (e) {
-      rec.error = toDeltatokError(e).toJSON();
+/** Running totals over emitted records. */
+class Tally {
+  conversations = 0;
+  requests = 0;
+  errors = 0;
+  isl = 0;
+  osl = 0;
+  readonly byCode: Record<string, number> = {};
+
+  add(r: ReplayRecord): void {
+    if (r.index !== null) this.requests++;
+    if (r.error !== undefined) {
+      this.errors++;
+      this.byCode[r.error.code] = (this.byCode[r.error.code] ?? 0) + 1;
     }
-    if (o.osl) {
-      try {
-        rec.osl = dt.countMessage(c.messages[k], { chat_template_kwargs: kwargs, parse_tool_arguments: o.parseToolArguments });
-      } catch (e) {
-        rec.error ??= toDeltatokError(e).toJSON();
-      }
-    }
-    out.push(rec);
+    if (r.isl !== undefined) this.isl += r.isl;
+    if (r.osl !== undefined) this.osl += r.osl;
   }
-  return out;
+
+  line(t0: number, bytes: number, total: number, extra = ""): string {
+    const s = (performance.now() - t0) / 1000;
+    const pct = total > 0 ? ` ${((100 * bytes) / total).toFixed(0)}%` : "";
+    return `replay${pct}: ${this.conversations} conversations, ${this.requests} requests, ${this.errors} errors, ${(this.requests / s).toFixed(0)} req/s${extra}`;
+  }
+
+  summary(path: string, engine: { tokenizer: string; mode: string }, cache: DeltatokStats, loadSeconds: number, elapsed: number): ReplaySummary {
+    const seen = cache.tokensReused + cache.tokensEncoded;
+    return {
+      corpus: path,
+      tokenizer: engine.tokenizer,
+      mode: engine.mode,
+      conversations: this.conversations,
+      requests: this.requests,
+      errors: this.errors,
+      errors_by_code: this.byCode,
+      isl_total: this.isl,
+      osl_total: this.osl,
+      cache,
+      reuse_ratio: seen > 0 ? cache.tokensReused / seen : 0,
+      load_s: round3(loadSeconds),
+      elapsed_s: round3(elapsed),
+      requests_per_s: elapsed > 0 ? Math.round(this.requests / elapsed) : 0,
+    };
+  }
 }
 
-/** Replays a corpus file, handing each record to `emit`. */
+/** Replays a corpus file in this thread, handing each record to `emit`. */
 export async function replayCorpus(
   dt: Deltatok,
   path: string,
@@ -85,61 +117,158 @@ export async function replayCorpus(
   const t0 = performance.now();
   const total = (await stat(path).catch(() => ({ size: 0 }))).size;
   const progress = new Progress(o.progress);
+  const tally = new Tally();
   let bytes = 0;
-  let conversations = 0;
-  let requests = 0;
-  let errors = 0;
-  let isl = 0;
-  let osl = 0;
-  const byCode: Record<string, number> = {};
-  const count = (r: ReplayRecord) => {
-    if (r.index !== null) requests++;
-    if (r.error !== undefined) {
-      errors++;
-      byCode[r.error.code] = (byCode[r.error.code] ?? 0) + 1;
-    }
-    if (r.isl !== undefined) isl += r.isl;
-    if (r.osl !== undefined) osl += r.osl;
-  };
   for await (const item of readCorpus(path, pythonJsonParser)) {
     bytes += item.bytes;
     if (!item.ok) {
-      const r: ReplayRecord = { id: item.failure.id, index: null, line: item.failure.line, error: item.failure.error.toJSON() };
-      count(r);
+      const r = lineErrorRecord(item.failure);
+      tally.add(r);
       await emit(r);
       continue;
     }
-    conversations++;
+    tally.conversations++;
     for (const r of replayConversation(dt, item.conversation, o)) {
-      count(r);
+      tally.add(r);
       await emit(r);
     }
-    progress.tick(() => {
-      const s = (performance.now() - t0) / 1000;
-      const pct = total > 0 ? ` ${((100 * bytes) / total).toFixed(0)}%` : "";
-      return `replay${pct}: ${conversations} conversations, ${requests} requests, ${errors} errors, ${(requests / s).toFixed(0)} req/s`;
-    });
+    progress.tick(() => tally.line(t0, bytes, total));
   }
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
-  const cache = dt.stats();
-  const seen = cache.tokensReused + cache.tokensEncoded;
-  return {
-    corpus: path,
-    tokenizer: dt.options.tokenizer,
-    mode: dt.options.mode,
-    conversations,
-    requests,
-    errors,
-    errors_by_code: byCode,
-    isl_total: isl,
-    osl_total: osl,
-    cache,
-    reuse_ratio: seen > 0 ? cache.tokensReused / seen : 0,
-    load_s: round3(loadSeconds),
-    elapsed_s: round3(elapsed),
-    requests_per_s: elapsed > 0 ? Math.round(requests / elapsed) : 0,
+  return tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
+}
+
+export interface PooledReplayOptions extends ReplayOptions {
+  /** Aborting stops reading, ends the drain, and writes only the records complete in order. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Conversations read ahead of the output (the reorder window). @defaultValue max(64, 32 × workers)
+   */
+  window?: number | undefined;
+  /** Characters of corpus lines read ahead of the output. @defaultValue 64 Mi */
+  windowChars?: number | undefined;
+}
+
+/** The line's `id` (as parseCorpusLine reads it), found without parsing the line. */
+function skimmedId(text: string): string | null {
+  const raw = topLevelRaw(text, "id");
+  if (raw === null) return null;
+  if (!raw.startsWith('"')) return raw;
+  try {
+    return JSON.parse(raw) as string;
+  } catch {
+    return null;
+  }
+}
+
+interface Done {
+  records: ReplayRecord[];
+  conversation: boolean;
+  /** Not answered by a worker (crashed twice, or the run was stopped). */
+  infra: boolean;
+  chars: number;
+}
+
+/**
+ * Replays a corpus file on a worker pool through `queue` (which must run on `pool`). Records
+ * reach `emit` in corpus order, exactly as `replayCorpus` would emit them.
+ */
+export async function replayCorpusPooled(
+  queue: BatchQueue,
+  pool: DeltatokPool,
+  path: string,
+  o: PooledReplayOptions,
+  emit: (r: ReplayRecord) => void | Promise<void>,
+  loadSeconds: number,
+): Promise<ReplaySummary> {
+  let total: number;
+  try {
+    total = (await stat(path)).size;
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_REQUEST", `cannot read corpus ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  const t0 = performance.now();
+  const progress = new Progress(o.progress);
+  const tally = new Tally();
+  const window = o.window ?? Math.max(64, 32 * pool.size);
+  const windowChars = o.windowChars ?? 64 * 1024 * 1024;
+  const replay = { chatTemplateKwargs: o.chatTemplateKwargs, parseToolArguments: o.parseToolArguments, osl: o.osl };
+  const ready = new Map<number, Done>();
+  let nextSeq = 0;
+  let headSeq = 0;
+  let heldChars = 0;
+  let bytes = 0;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
   };
+  const signal = o.signal;
+  const stopped = () => signal?.aborted === true;
+  signal?.addEventListener("abort", notify);
+
+  /** Writes every record that is next in corpus order. After a stop, stops at the first gap. */
+  const flush = async () => {
+    for (let d = ready.get(headSeq); d !== undefined; d = ready.get(headSeq)) {
+      if (d.infra && stopped()) return;
+      ready.delete(headSeq);
+      headSeq++;
+      heldChars -= d.chars;
+      if (d.conversation) tally.conversations++;
+      for (const r of d.records) {
+        tally.add(r);
+        await emit(r);
+      }
+      progress.tick(() => tally.line(t0, bytes, total, `, ${pool.size} workers`));
+    }
+  };
+
+  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of rl) {
+      line++;
+      bytes += Buffer.byteLength(text, "utf8") + 1;
+      if (text.trim() === "") continue;
+      if (stopped()) break;
+      const seq = nextSeq++;
+      const id = skimmedId(text);
+      const lineNo = line;
+      heldChars += text.length;
+      queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id ?? `#line:${lineNo}` }, (r: QueueResult) => {
+        if (r.ok && r.kind === "conversation") ready.set(seq, { records: r.records, conversation: r.conversation, infra: false, chars: text.length });
+        else if (!r.ok) ready.set(seq, { records: [{ id, index: null, line: lineNo, error: r.error }], conversation: false, infra: r.worker === null || isInfrastructureError(r.error.code), chars: text.length });
+        notify();
+      });
+      await flush();
+      while ((nextSeq - headSeq >= window || heldChars >= windowChars) && !stopped()) {
+        await new Promise<void>((r) => (wake = r));
+        await flush();
+      }
+    }
+  } finally {
+    rl.close();
+  }
+  const onProgress = (p: { done: number; pending: number; rate: number }) =>
+    progress.tick(() => `${tally.line(t0, bytes, total, `, ${pool.size} workers`)}; drain: ${p.done} done, ${p.pending} pending, ${p.rate.toFixed(1)}/s`);
+  queue.on("progress", onProgress);
+  let final: DrainResult;
+  try {
+    final = await queue.drain(signal === undefined ? {} : { signal });
+  } finally {
+    queue.off("progress", onProgress);
+    signal?.removeEventListener("abort", notify);
+  }
+  await flush();
+  const elapsed = (performance.now() - t0) / 1000;
+  progress.done();
+  const stats = await pool.stats();
+  const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
+  summary.workers = pool.size;
+  if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
+  return summary;
 }
 
 export function round3(x: number): number {

@@ -1,0 +1,97 @@
+/**
+ * What crosses between the main thread and a worker (by structured clone). Kept small: items
+ * carry either plain values or the raw JSON text they arrived as (parsed in the worker with the
+ * project's Python-faithful parser), results carry counts — ids only for `ids` items, moved
+ * rather than copied.
+ */
+import type { ErrorRecord } from "../errors.js";
+import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
+import type { DeltatokStats } from "../api/deltatok.js";
+import type { FallbackReason, Outcome } from "../engine/engine.js";
+
+/** Options of a corpus-line replay (what `deltatok replay` computes per conversation). */
+export interface ReplayItemOptions {
+  /** Command-level chat_template_kwargs (the line's own go on top). @defaultValue null */
+  chatTemplateKwargs?: Record<string, unknown> | null;
+  /** Parse JSON-string tool-call arguments first. @defaultValue false */
+  parseToolArguments?: boolean;
+  /** Compute OSL too. @defaultValue true */
+  osl?: boolean;
+}
+
+/** One JSONL record of `deltatok replay`. */
+export interface ReplayRecord {
+  id: string | null;
+  index: number | null;
+  isl?: number;
+  osl?: number;
+  line?: number;
+  error?: ErrorRecord;
+}
+
+export type WireItem =
+  | { k: "text"; text: string }
+  | { k: "message"; message?: unknown; json?: string; options?: MessageOptions | undefined }
+  | { k: "prompt"; messages?: readonly unknown[]; json?: string; options?: PromptOptions | undefined; ids: boolean }
+  | { k: "conversation"; json: string; line: number; replay?: ReplayItemOptions | undefined };
+
+export type WireResult =
+  | { ok: true; count: number; reused?: number; outcome?: Outcome; reason?: FallbackReason; ids?: Uint32Array }
+  | { ok: true; records: ReplayRecord[]; conversation: boolean }
+  | { ok: false; error: ErrorRecord };
+
+/** Injected faults, for tests and the crash benchmark only. */
+export interface TestFaults {
+  /** A `text` item with exactly this text makes the worker call process.exit(3). */
+  exitText?: string;
+  /** A `text` item with exactly this text makes the worker throw an uncaught error. */
+  throwText?: string;
+  /**
+   * A `text` item with exactly this text blocks the first worker that sees it forever
+   * (`Int32Array` of 3 over this buffer: [0] is set to 1 when a worker blocks, [2] to its slot
+   * + 1); later workers count it.
+   */
+  blockText?: string;
+  blockFlag?: SharedArrayBuffer;
+}
+
+export interface WorkerData {
+  options: DeltatokOptions;
+  slot: number;
+  /** CPU to pin this worker's thread to, or null. */
+  cpu: number | null;
+  faults: TestFaults | null;
+}
+
+export type WorkerTask = { op: "init" } | { op: "batch"; items: WireItem[] } | { op: "stats" } | { op: "clear" };
+
+/** What a worker reports about itself once loaded. */
+export interface WorkerInfo {
+  slot: number;
+  /** Node's worker threadId. */
+  threadId: number;
+  /** The kernel thread id (Linux), or null. */
+  tid: number | null;
+  /** The CPU the thread was pinned to, or null. */
+  cpu: number | null;
+  /** Why pinning was asked for and not done. */
+  pinError?: string;
+  /** Milliseconds to create the engine (tokenizer + templates). */
+  loadMs: number;
+  /** Milliseconds of the warm-up (a short text and a tiny prompt). */
+  warmupMs: number;
+}
+
+/** A worker isolate's V8 heap. */
+export interface WorkerHeap {
+  usedBytes: number;
+  totalBytes: number;
+}
+
+export type WorkerReply =
+  | { op: "init"; info: WorkerInfo }
+  | { op: "batch"; results: WireResult[] }
+  | { op: "stats"; stats: DeltatokStats; heap: WorkerHeap }
+  | { op: "clear" }
+  /** The worker's engine did not load: nothing it was sent was attempted. */
+  | { op: "failed"; error: ErrorRecord };

@@ -1,0 +1,107 @@
+/**
+ * The work a worker does for one item, against its one Deltatok. Also used in-process by
+ * `deltatok replay` without workers, so both paths produce the same records by construction.
+ *
+ * Every item is answered: failures become `{ok: false, error: {code, message, path?}}` for that
+ * item only.
+ */
+import { DeltatokError, toDeltatokError } from "../errors.js";
+import type { Deltatok } from "../api/deltatok.js";
+import type { MessageOptions, PromptOptions } from "../api/options.js";
+import { pythonJsonParser } from "../api/json.js";
+import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "../corpus/corpus.js";
+import type { ReplayItemOptions, ReplayRecord, WireItem, WireResult } from "./protocol.js";
+
+/** The requests of one conversation, in order, as records (ISL, and OSL unless `osl: false`). */
+export function replayConversation(dt: Deltatok, c: Conversation, o: ReplayItemOptions): ReplayRecord[] {
+  const out: ReplayRecord[] = [];
+  const kwargs = mergeKwargs(o.chatTemplateKwargs ?? null, c.chat_template_kwargs);
+  const parseToolArguments = o.parseToolArguments === true;
+  const popts: PromptOptions = { tools: c.tools, chat_template_kwargs: kwargs, parse_tool_arguments: parseToolArguments };
+  for (const k of assistantIndices(c.messages)) {
+    const rec: ReplayRecord = { id: c.id, index: k };
+    try {
+      rec.isl = dt.countPrompt(c.messages.slice(0, k), popts);
+    } catch (e) {
+      rec.error = toDeltatokError(e).toJSON();
+    }
+    if (o.osl !== false) {
+      try {
+        rec.osl = dt.countMessage(c.messages[k], { chat_template_kwargs: kwargs, parse_tool_arguments: parseToolArguments });
+      } catch (e) {
+        rec.error ??= toDeltatokError(e).toJSON();
+      }
+    }
+    out.push(rec);
+  }
+  return out;
+}
+
+/** The record of a corpus line that could not be used. */
+export function lineErrorRecord(f: LineError): ReplayRecord {
+  return { id: f.id, index: null, line: f.line, error: f.error.toJSON() };
+}
+
+/** Parses and replays one corpus line (1-based `line`). */
+export function replayLine(dt: Deltatok, text: string, line: number, o: ReplayItemOptions): { records: ReplayRecord[]; conversation: boolean } {
+  let parsed: Conversation | LineError;
+  try {
+    parsed = parseCorpusLine(text, line, pythonJsonParser);
+  } catch (e) {
+    parsed = { line, id: null, error: toDeltatokError(e) };
+  }
+  if ("error" in parsed) return { records: [lineErrorRecord(parsed)], conversation: false };
+  return { records: replayConversation(dt, parsed, o), conversation: true };
+}
+
+const PROMPT_FIELDS = ["tools", "documents", "add_generation_prompt", "chat_template", "chat_template_kwargs", "parse_tool_arguments"] as const;
+
+function parseJson(text: string, what: string): unknown {
+  if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${what} json must be a string`, { path: "json" });
+  try {
+    return pythonJsonParser(text);
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_JSON", `${what} is not valid JSON: ${(e as Error)?.message ?? e}`, { cause: e, path: "json" });
+  }
+}
+
+/** A request body `{"messages": [...], "tools"?, ...}` as messages + options. */
+function promptFromJson(text: string, extra: PromptOptions | undefined): { messages: unknown[]; options: PromptOptions } {
+  const body = parseJson(text, "prompt");
+  if (Array.isArray(body)) return { messages: body, options: extra ?? {} };
+  if (typeof body !== "object" || body === null) throw new DeltatokError("DT_INVALID_REQUEST", "prompt json must be an object with messages, or an array of messages", { path: "json" });
+  const b = body as Record<string, unknown>;
+  const options: Record<string, unknown> = {};
+  for (const f of PROMPT_FIELDS) if (b[f] !== undefined) options[f] = b[f];
+  if (extra !== undefined) Object.assign(options, extra);
+  return { messages: b.messages as unknown[], options: options as PromptOptions };
+}
+
+/** Answers one item. Never throws. */
+export function runItem(dt: Deltatok, item: WireItem): WireResult {
+  try {
+    switch (item.k) {
+      case "text":
+        return { ok: true, count: dt.countText(item.text) };
+      case "message": {
+        const m = item.json !== undefined ? parseJson(item.json, "message") : item.message;
+        return { ok: true, count: dt.countMessage(m, item.options as MessageOptions | undefined) };
+      }
+      case "prompt": {
+        const { messages, options } = item.json !== undefined ? promptFromJson(item.json, item.options) : { messages: item.messages as unknown[], options: item.options };
+        const r = dt.tokenizePrompt(messages, options, item.ids);
+        const out: WireResult = { ok: true, count: r.count, reused: r.reused, outcome: r.outcome };
+        if (r.reason !== undefined) out.reason = r.reason;
+        // A tight copy: a cached array may be a view of a larger buffer (and must not be moved).
+        if (item.ids && r.ids !== null) out.ids = r.ids.slice();
+        return out;
+      }
+      case "conversation":
+        return { ok: true, ...replayLine(dt, item.json, item.line, item.replay ?? {}) };
+      default:
+        throw new DeltatokError("DT_INVALID_REQUEST", `unknown item kind ${String((item as { k?: unknown }).k)}`);
+    }
+  } catch (e) {
+    return { ok: false, error: toDeltatokError(e).toJSON() };
+  }
+}
