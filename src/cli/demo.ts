@@ -2,12 +2,13 @@
  * `deltatok demo` (what `npm start` runs): replays the bundled slice of a real agentic corpus
  * with the default tokenizer, incremental and full, and prints a short human summary.
  */
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Deltatok } from "../api/deltatok.js";
+import { PACKAGE_ROOT } from "../package-info.js";
 import type { DeltatokOptions } from "../api/options.js";
 import { replayCorpus, type ReplayRecord, type ReplaySummary } from "./replay.js";
 
-export const DEMO_CORPUS = fileURLToPath(new URL("../../../data/tau-bench-airline-20.jsonl", import.meta.url));
+export const DEMO_CORPUS = join(PACKAGE_ROOT, "data", "tau-bench-airline-20.jsonl");
 
 async function run(options: DeltatokOptions, mode: "incremental" | "full"): Promise<{ s: ReplaySummary; records: ReplayRecord[] }> {
   const t0 = performance.now();

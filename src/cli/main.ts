@@ -15,13 +15,19 @@ import { DeltatokPool } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
+import { verifyCorpus } from "./verify.js";
+import { runServe } from "./serve.js";
+import { PoolBackend } from "../serve/pool-backend.js";
 import { runDemo } from "./demo.js";
+import { VERSION } from "../package-info.js";
 
 const HELP = `deltatok — exact, incremental chat-template token counts
 
 Usage:
   deltatok replay <corpus.jsonl> [options]   ISL and OSL of every request (JSONL out)
   deltatok render <corpus.jsonl> [options]   rendered-text hashes of every request (JSONL out)
+  deltatok verify <corpus.jsonl> [options]   incremental vs full on every request; exit 1 on any difference
+  deltatok serve [options]                   sidecar: JSON lines on stdio (and HTTP with --port)
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
 
@@ -41,8 +47,11 @@ Options:
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
-  --workers N|auto             replay: run on N worker threads (auto: the CPUs this process may
-                               use); 0 or absent: in this thread. Same output, same order.
+  --workers N|auto             replay/serve: run on N worker threads (auto: the CPUs this process
+                               may use); 0: in this thread. replay default 0, serve default auto.
+  --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
+  --no-stdio                   serve: HTTP only (stops on SIGTERM)
+  --max-diffs N                verify: differences listed in the summary (default 20)
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
   --counts-only                keep no token ids in the cache
@@ -72,6 +81,9 @@ const OPTIONS = {
   "no-progress": { type: "boolean" },
   strict: { type: "boolean" },
   workers: { type: "string" },
+  port: { type: "string" },
+  "no-stdio": { type: "boolean" },
+  "max-diffs": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const satisfies ParseArgsConfig["options"];
@@ -218,6 +230,51 @@ async function cmdRender(file: string, v: Values): Promise<number> {
   return v.strict === true && summary.errors > 0 ? 1 : 0;
 }
 
+async function cmdVerify(file: string, v: Values): Promise<number> {
+  const kwargs = kwargsFlag(v);
+  const options = engineOptions(v);
+  if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
+  const [inc, full] = await Promise.all([Deltatok.create({ ...options, mode: "incremental" }), Deltatok.create({ ...options, mode: "full" })]);
+  const tok = inc.tokenizer.tokenizer;
+  const summary = await verifyCorpus(
+    inc,
+    full,
+    file,
+    {
+      chatTemplateKwargs: kwargs,
+      parseToolArguments: v["parse-tool-arguments"] === true,
+      final: v.final === true,
+      maxReported: intFlag(v["max-diffs"], "max-diffs") ?? 20,
+      progress: progressFlag(v),
+    },
+    (ids) => tok.decode(Array.from(ids)),
+  );
+  const json = JSON.stringify(summary, null, 2) + "\n";
+  if (v.out !== undefined) await writeFile(v.out, json);
+  else process.stdout.write(json);
+  if (v.summary !== undefined) await writeFile(v.summary, json);
+  process.stderr.write(
+    `verify: ${summary.requests} requests, ${summary.identical} identical, ${summary.same_errors} failed alike, ${summary.differ} differ\n`,
+  );
+  return summary.differ === 0 ? 0 : 1;
+}
+
+async function cmdServe(v: Values): Promise<number> {
+  const engine = engineOptions(v);
+  const workers = v.workers === undefined ? detectCpus().count : workersFlag(v);
+  let port: number | undefined;
+  if (v.port !== undefined) {
+    port = Number(v.port);
+    if (!Number.isSafeInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got ${v.port}`);
+  }
+  return runServe({
+    engine,
+    stdio: v["no-stdio"] !== true,
+    port,
+    poolBackend: workers > 0 ? () => PoolBackend.create(engine, workers) : undefined,
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -228,7 +285,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   if (v.version === true) {
-    process.stdout.write(`${await version()}\n`);
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   const [cmd, ...rest] = positionals;
@@ -244,6 +301,12 @@ export async function main(argv: string[]): Promise<number> {
         if (cmd === "render" && v.workers !== undefined) throw new UsageError("--workers applies to replay only");
         return cmd === "replay" ? await cmdReplay(rest[0] as string, v) : await cmdRender(rest[0] as string, v);
       }
+      case "verify":
+        if (rest.length !== 1) throw new UsageError("verify takes exactly one corpus file");
+        return await cmdVerify(rest[0] as string, v);
+      case "serve":
+        if (rest.length !== 0) throw new UsageError("serve takes no file");
+        return await cmdServe(v);
       case "demo":
         return await runDemo(engineOptions(v));
       default:
@@ -258,12 +321,6 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`deltatok: ${err.code}: ${err.message}\n`);
     return USAGE_CODES.has(err.code) ? 2 : 1;
   }
-}
-
-async function version(): Promise<string> {
-  const { readFile } = await import("node:fs/promises");
-  const pkg = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(await realpath(process.argv[1])).href;

@@ -22,6 +22,7 @@
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
+import { eachMember, endOfValue } from "../pool/skim.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "batch" | "stats" | "health";
 export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "batch", "stats", "health"];
@@ -36,6 +37,11 @@ export type Response = { id: unknown; result: unknown } | { id: unknown; error: 
 
 /** What actually answers requests: the in-process engine or the worker pool. */
 export interface Backend {
+  /**
+   * Optional: answers a prompt or message call whose params are still JSON text (a backend that
+   * parses elsewhere — the pool parses in its workers — keeps the main thread free).
+   */
+  callRaw?(method: "count_prompt" | "encode_prompt" | "count_message", paramsRaw: string): Promise<unknown>;
   /** Answers one non-batch call; rejects with a DeltatokError for that call only. */
   call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
   /** Answers several calls; per-call errors are returned in place, in input order. */
@@ -123,8 +129,47 @@ export async function dispatch(backend: Backend, env: Envelope): Promise<Respons
   }
 }
 
+const RAW_METHODS: ReadonlySet<string> = new Set(["count_prompt", "encode_prompt", "count_message"]);
+
+/**
+ * For a backend with callRaw: splits `{"id", "method", "params"}` without parsing params. Returns
+ * null unless the envelope is exactly that shape (then the line takes the ordinary path, which
+ * reports whatever is wrong with it).
+ */
+function skimEnvelope(line: string): { id: unknown; method: "count_prompt" | "encode_prompt" | "count_message"; paramsRaw: string } | null {
+  let id: unknown = null;
+  let method: unknown;
+  let paramsRaw: string | null = null;
+  let ok = true;
+  const followed = eachMember(line, 0, (m) => {
+    const raw = line.slice(m.start, m.end);
+    try {
+      if (m.key === "id") id = JSON.parse(raw) as unknown;
+      else if (m.key === "method") method = JSON.parse(raw) as unknown;
+      else if (m.key === "params") paramsRaw = raw;
+      else ok = false;
+    } catch {
+      ok = false;
+    }
+    return ok;
+  });
+  if (!followed || !ok || paramsRaw === null || typeof method !== "string" || !RAW_METHODS.has(method)) return null;
+  if (endOfValue(line, 0) < 0 || line.slice(endOfValue(line, 0)).trim() !== "") return null;
+  return { id, method: method as "count_prompt" | "encode_prompt" | "count_message", paramsRaw };
+}
+
 /** Parses one request line and dispatches it; never rejects. */
 export async function handleLine(backend: Backend, line: string): Promise<Response> {
+  if (backend.callRaw !== undefined) {
+    const s = skimEnvelope(line);
+    if (s !== null) {
+      try {
+        return { id: s.id, result: await backend.callRaw(s.method, s.paramsRaw) };
+      } catch (e) {
+        return { id: s.id, error: toDeltatokError(e).toJSON() };
+      }
+    }
+  }
   let v: unknown;
   try {
     // Python json.loads semantics: a 1.0 sent by a Python harness stays a float in the template.

@@ -1,0 +1,163 @@
+/**
+ * A sidecar backend answering through the worker pool and batch queue. Prompt and message
+ * requests travel as JSON text and are parsed in the worker with the Python-faithful parser, so
+ * the main thread only skims envelopes and values keep their Python types (integral floats, key
+ * order) across the thread boundary.
+ */
+import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
+import type { DeltatokOptions, MessageOptions } from "../api/options.js";
+import { dumps } from "../json/index.js";
+import { DeltatokPool } from "../pool/pool.js";
+import { topLevelRaw } from "../pool/skim.js";
+import { BatchQueue } from "../queue/queue.js";
+import type { QueueItem, QueueResult } from "../queue/types.js";
+import { VERSION } from "../package-info.js";
+import type { Backend, Method } from "./protocol.js";
+
+type Call = Exclude<Method, "batch">;
+
+function smallJson(raw: string | null): unknown {
+  if (raw === null) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new DeltatokError("DT_INVALID_JSON", "params are not valid JSON");
+  }
+}
+
+function messageOptions(p: Record<string, unknown>): MessageOptions {
+  const o: MessageOptions = {};
+  if (p.chat_template !== undefined) o.chat_template = p.chat_template as string;
+  if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as MessageOptions["chat_template_kwargs"];
+  if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
+  return o;
+}
+
+function toResult(r: QueueResult): unknown {
+  if (!r.ok) throw new DeltatokError(r.error.code, r.error.message, r.error.path === undefined ? {} : { path: r.error.path });
+  switch (r.kind) {
+    case "text":
+    case "message":
+      return { count: r.count };
+    case "prompt":
+      return { count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
+    case "ids":
+      return { ids: Array.from(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
+    default:
+      throw new DeltatokError("DT_INTERNAL", `unexpected result kind ${r.kind}`);
+  }
+}
+
+export class PoolBackend implements Backend {
+  readonly #pool: DeltatokPool;
+  readonly #queue: BatchQueue;
+  readonly #engine: DeltatokOptions;
+  #closed = false;
+
+  private constructor(pool: DeltatokPool, queue: BatchQueue, engine: DeltatokOptions) {
+    this.#pool = pool;
+    this.#queue = queue;
+    this.#engine = engine;
+  }
+
+  static async create(engine: DeltatokOptions, workers: number): Promise<PoolBackend> {
+    const pool = await DeltatokPool.create({ engine, workers });
+    // a short live-lane interval: a sidecar answers as it goes, batches stay small
+    const queue = await BatchQueue.create({ pool, intervalMs: 1, batchItems: 16 });
+    return new PoolBackend(pool, queue, engine);
+  }
+
+  #run(item: QueueItem): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      try {
+        this.#queue.enqueue(item, (r) => {
+          try {
+            resolve(toResult(r));
+          } catch (e) {
+            reject(e);
+          }
+        });
+      } catch (e) {
+        reject(e);
+      }
+    });
+  }
+
+  /** An item for a call whose params are still JSON text (parsed in the worker). */
+  #rawItem(method: Call, paramsRaw: string): QueueItem | null {
+    if (method === "count_prompt" || method === "encode_prompt") {
+      const cid = smallJson(topLevelRaw(paramsRaw, "conversation_id"));
+      const item: QueueItem = { kind: method === "count_prompt" ? "prompt" : "ids", json: paramsRaw };
+      if (typeof cid === "string" || typeof cid === "number") item.conversationId = String(cid);
+      return item;
+    }
+    if (method === "count_message") {
+      const message = topLevelRaw(paramsRaw, "message");
+      if (message === null) return null;
+      const opts: Record<string, unknown> = {};
+      for (const k of ["chat_template", "chat_template_kwargs", "parse_tool_arguments"]) {
+        const v = smallJson(topLevelRaw(paramsRaw, k));
+        if (v !== undefined) opts[k] = v;
+      }
+      return { kind: "message", json: message, options: messageOptions(opts) };
+    }
+    return null;
+  }
+
+  #item(method: Call, p: Record<string, unknown>): QueueItem | null {
+    switch (method) {
+      case "count_prompt":
+      case "encode_prompt":
+        // re-serialized with Python semantics so floats and key order survive the thread hop
+        return this.#rawItem(method, dumps(p, { ensure_ascii: false }));
+      case "count_message": {
+        const item: QueueItem = { kind: "message", json: dumps(p.message ?? null, { ensure_ascii: false }), options: messageOptions(p) };
+        return item;
+      }
+      case "count_text":
+        return { kind: "text", text: p.text as string };
+      default:
+        return null;
+    }
+  }
+
+  async #local(method: Call): Promise<unknown> {
+    if (method === "stats") return (await this.#pool.stats()).total;
+    if (method === "health") {
+      return { status: "ok", version: VERSION, tokenizer: this.#engine.tokenizer ?? "qwen3", mode: this.#engine.mode ?? "incremental", workers: this.#pool.size };
+    }
+    throw new DeltatokError("DT_UNKNOWN_METHOD", `unknown method ${method}`);
+  }
+
+  async call(method: Call, params: Record<string, unknown>): Promise<unknown> {
+    if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+    const item = this.#item(method, params);
+    return item === null ? this.#local(method) : this.#run(item);
+  }
+
+  async callRaw(method: Call, paramsRaw: string): Promise<unknown> {
+    if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+    const item = this.#rawItem(method, paramsRaw);
+    if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });
+    return this.#run(item);
+  }
+
+  async callMany(calls: Array<{ method: Call; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {
+    return Promise.all(
+      calls.map((c) =>
+        this.call(c.method, c.params).then(
+          (result) => ({ result }),
+          (e: unknown) => ({ error: toDeltatokError(e).toJSON() }),
+        ),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue.drain();
+    await this.#queue.close();
+    await this.#pool.close();
+  }
+}
