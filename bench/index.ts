@@ -28,6 +28,11 @@
  *   --kill                    kill a worker a third of the way through; report lost items
  *   --workers N               workers (default: the CPUs this process may use)
  *
+ *   --suite sidecar           ISL of every request in this process vs over `deltatok serve`
+ *                             (stdio, a child process), client serialization included
+ *   --workers 0,2             the sidecar's --workers values (default 0,2)
+ *   --window N                requests the client keeps in flight (default 64)
+ *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain)
  *   --cache-mb N              engine cache bound per engine (default 256)
  */
@@ -38,6 +43,7 @@ import { fileURLToPath } from "node:url";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
 import { workersBench } from "./workers.js";
+import { sidecarBench } from "./sidecar.js";
 import { drainBench } from "./drain.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
@@ -84,6 +90,7 @@ async function main(): Promise<void> {
       "parse-tool-arguments": { type: "boolean", default: false },
       conversations: { type: "string" },
       "no-full": { type: "boolean", default: false },
+      window: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -133,6 +140,12 @@ async function main(): Promise<void> {
         parseToolArguments: v["parse-tool-arguments"],
       });
       break;
+    case "sidecar": {
+      const counts = (v.workers ?? "0,2").split(",").map(Number);
+      if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
+      result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
+      break;
+    }
     default:
       throw new Error(`unknown suite ${suite}`);
   }

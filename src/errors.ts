@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   DT_DRAIN_TIMEOUT: "a drain ended at its timeout before the item was processed",
   // ---- serve -------------------------------------------------------------------------------
   DT_UNKNOWN_METHOD: "a sidecar request names an unknown method",
+  DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
   DT_INTERNAL: "an unexpected internal failure (a bug: please report it)",
 } as const;
 

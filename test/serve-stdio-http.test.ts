@@ -131,3 +131,17 @@ test("HTTP: /rpc, /v1/<method>, /health, and coded errors with status codes", as
   await server.close();
   await server.close(); // idempotent
 });
+
+test("conversation prefixes: a request carrying only new messages answers as the whole request would", async () => {
+  const { input, server, ask } = await pipeServer();
+  const tools = [{ type: "function", function: { name: "f", description: "d", parameters: { type: "object", properties: {} } } }];
+  const full = (k: number) => dt.countPrompt(convo.slice(0, k), { tools });
+  let r = await ask(JSON.stringify({ id: 1, method: "count_prompt", params: { messages: convo.slice(0, 2), tools, conversation_id: "c", state: "s1" } }));
+  assert.equal((r.result as { count: number }).count, full(2));
+  r = await ask(JSON.stringify({ id: 2, method: "count_prompt", params: { messages: convo.slice(2, 4), prefix: { state: "s1", length: 2 }, conversation_id: "c", state: "s2" } }));
+  assert.equal((r.result as { count: number }).count, full(4), "tools carried over from s1");
+  r = await ask(JSON.stringify({ id: 3, method: "count_prompt", params: { messages: [], prefix: { state: "s1", length: 2 }, conversation_id: "c", state: "s3" } }));
+  assert.equal((r.error as { code: string }).code, "DT_PREFIX_UNKNOWN", "s1 is no longer the held state");
+  input.end();
+  await server.closed;
+});

@@ -63,24 +63,63 @@ def _prompt_params(messages, tools, documents, chat_template, chat_template_kwar
 
 
 class _Methods:
-    """The request methods, over any transport implementing `call(method, params)`."""
+    """The request methods, over any transport implementing `call(method, params)`.
+
+    With a `conversation_id`, prompt requests send only the messages the server has not seen:
+    each request names its state, and refers to the previous request's state for the shared
+    prefix. If the server no longer holds that state (evicted, restarted, requests reordered),
+    it answers DT_PREFIX_UNKNOWN and the request is resent whole, transparently.
+    """
+
+    _prefix_lock: threading.Lock
+    _sent: Dict[str, Any]
 
     def call(self, method: str, params: Dict[str, Any]) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _prompt_call(self, method: str, params: Dict[str, Any]) -> Any:
+        cid = params.get("conversation_id")
+        if cid is None:
+            return self.call(method, params)
+        if not hasattr(self, "_sent"):
+            self._prefix_lock, self._sent, self._states = threading.Lock(), {}, itertools.count(1)
+        msgs = list(params["messages"])
+        with self._prefix_lock:
+            state = next(self._states)
+            prev = self._sent.get(cid)
+            self._sent[cid] = (state, msgs, params.get("tools"))
+        full = dict(params, messages=msgs, state=state)
+        if prev is not None:
+            prev_state, prev_msgs, prev_tools = prev
+            n, m = 0, min(len(prev_msgs), len(msgs))
+            while n < m and (prev_msgs[n] is msgs[n] or prev_msgs[n] == msgs[n]):
+                n += 1
+            if n > 0:
+                short = dict(full, messages=msgs[n:], prefix={"state": prev_state, "length": n})
+                if prev_tools is full.get("tools") or prev_tools == full.get("tools"):
+                    short.pop("tools", None)  # the state's tools carry over
+                elif "tools" not in short:
+                    short["tools"] = None
+                try:
+                    return self.call(method, short)
+                except DeltatokError as e:
+                    if e.code != "DT_PREFIX_UNKNOWN":
+                        raise
+        return self.call(method, full)
 
     def count_prompt(self, messages: Sequence[dict], tools=None, documents=None, chat_template=None,
                      chat_template_kwargs=None, add_generation_prompt=None, parse_tool_arguments=False,
                      conversation_id=None) -> int:
         """ISL: tokens of the rendered prompt (generation prompt included unless disabled)."""
-        return self.call("count_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
-                                                        add_generation_prompt, parse_tool_arguments, conversation_id))["count"]
+        return self._prompt_call("count_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
+                                                                add_generation_prompt, parse_tool_arguments, conversation_id))["count"]
 
     def encode_prompt(self, messages: Sequence[dict], tools=None, documents=None, chat_template=None,
                       chat_template_kwargs=None, add_generation_prompt=None, parse_tool_arguments=False,
                       conversation_id=None) -> List[int]:
         """Token ids of the rendered prompt."""
-        return self.call("encode_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
-                                                         add_generation_prompt, parse_tool_arguments, conversation_id))["ids"]
+        return self._prompt_call("encode_prompt", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
+                                                                 add_generation_prompt, parse_tool_arguments, conversation_id))["ids"]
 
     def count_message(self, message: dict, chat_template=None, chat_template_kwargs=None, parse_tool_arguments=False) -> int:
         """OSL of a structured assistant message (framing and end-of-turn token not counted)."""

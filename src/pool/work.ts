@@ -9,6 +9,7 @@ import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { MessageOptions, PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
+import type { ConversationMessages } from "../api/conversations.js";
 import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "../corpus/corpus.js";
 import type { ReplayItemOptions, ReplayRecord, WireItem, WireResult } from "./protocol.js";
 
@@ -65,8 +66,11 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-/** A request body `{"messages": [...], "tools"?, ...}` as messages + options. */
-function promptFromJson(text: string, extra: PromptOptions | undefined): { messages: unknown[]; options: PromptOptions } {
+/**
+ * A request body `{"messages": [...], "tools"?, ..., "conversation_id"?, "prefix"?}` as messages
+ * + options; `prefix` refers to the conversation's previous messages (api/conversations.ts).
+ */
+function promptFromJson(text: string, extra: PromptOptions | undefined, held: ConversationMessages | undefined): { messages: unknown[]; options: PromptOptions } {
   const body = parseJson(text, "prompt");
   if (Array.isArray(body)) return { messages: body, options: extra ?? {} };
   if (typeof body !== "object" || body === null) throw new DeltatokError("DT_INVALID_REQUEST", "prompt json must be an object with messages, or an array of messages", { path: "json" });
@@ -74,11 +78,14 @@ function promptFromJson(text: string, extra: PromptOptions | undefined): { messa
   const options: Record<string, unknown> = {};
   for (const f of PROMPT_FIELDS) if (b[f] !== undefined) options[f] = b[f];
   if (extra !== undefined) Object.assign(options, extra);
-  return { messages: b.messages as unknown[], options: options as PromptOptions };
+  if (held === undefined || (b.prefix === undefined && b.state === undefined)) return { messages: b.messages as unknown[], options: options as PromptOptions };
+  const r = held.resolve(b.conversation_id, b.state, b.prefix, b.messages, b.tools);
+  if (r.tools !== undefined && extra?.tools === undefined) options.tools = r.tools;
+  return { messages: r.messages as unknown[], options: options as PromptOptions };
 }
 
-/** Answers one item. Never throws. */
-export function runItem(dt: Deltatok, item: WireItem): WireResult {
+/** Answers one item. Never throws. `held` keeps conversation prefixes between items. */
+export function runItem(dt: Deltatok, item: WireItem, held?: ConversationMessages): WireResult {
   try {
     switch (item.k) {
       case "text":
@@ -88,7 +95,7 @@ export function runItem(dt: Deltatok, item: WireItem): WireResult {
         return { ok: true, count: dt.countMessage(m, item.options as MessageOptions | undefined) };
       }
       case "prompt": {
-        const { messages, options } = item.json !== undefined ? promptFromJson(item.json, item.options) : { messages: item.messages as unknown[], options: item.options };
+        const { messages, options } = item.json !== undefined ? promptFromJson(item.json, item.options, held) : { messages: item.messages as unknown[], options: item.options };
         const r = dt.tokenizePrompt(messages, options, item.ids);
         const out: WireResult = { ok: true, count: r.count, reused: r.reused, outcome: r.outcome };
         if (r.reason !== undefined) out.reason = r.reason;

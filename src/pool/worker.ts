@@ -14,6 +14,7 @@ import { move, transferableSymbol, valueSymbol } from "piscina";
 import { Deltatok } from "../api/deltatok.js";
 import { toDeltatokError, type ErrorRecord } from "../errors.js";
 import { runItem } from "./work.js";
+import { ConversationMessages } from "../api/conversations.js";
 import type { TestFaults, WireItem, WireResult, WorkerData, WorkerInfo, WorkerReply, WorkerTask } from "./protocol.js";
 
 type State = { ok: true; dt: Deltatok; info: WorkerInfo } | { ok: false; error: ErrorRecord };
@@ -105,6 +106,9 @@ function fault(f: TestFaults, item: WireItem): Promise<never> | null {
   return null;
 }
 
+/** Conversation prefixes sent by sidecar clients whose conversations this worker owns. */
+const held = new ConversationMessages();
+
 export default async function handle(task: WorkerTask): Promise<unknown> {
   const s = await state;
   if (!s.ok) return { op: "failed", error: s.error } satisfies WorkerReply;
@@ -127,7 +131,7 @@ export default async function handle(task: WorkerTask): Promise<unknown> {
           const f = fault(data.faults, item);
           if (f !== null) await f;
         }
-        results[i] = runItem(s.dt, item);
+        results[i] = runItem(s.dt, item, held);
       }
       const reply: WorkerReply = { op: "batch", results };
       return withMovedIds(reply, results);

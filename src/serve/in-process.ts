@@ -1,6 +1,7 @@
 /** A sidecar backend answering on the calling thread with one Deltatok. */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
+import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { promptOptions, type Backend, type Method } from "./protocol.js";
 
@@ -10,12 +11,19 @@ export function describeEngine(dt: Deltatok, workers: number): Record<string, un
 }
 
 /** Answers one call with `dt` (synchronous work; throws DeltatokError). */
-export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>): unknown {
+export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>, held?: ConversationMessages): unknown {
   switch (method) {
     case "count_prompt":
     case "encode_prompt": {
       const withIds = method === "encode_prompt";
-      const r = dt.tokenizePrompt(p.messages as unknown[], promptOptions(p), withIds);
+      let messages = p.messages;
+      const options = promptOptions(p);
+      if (held !== undefined) {
+        const r = held.resolve(p.conversation_id, p.state, p.prefix, p.messages, p.tools);
+        messages = r.messages;
+        if (r.tools !== undefined) options.tools = r.tools as typeof options.tools;
+      }
+      const r = dt.tokenizePrompt(messages as unknown[], options, withIds);
       const out: Record<string, unknown> = { count: r.count, reused: r.reused, outcome: r.outcome };
       if (r.reason !== undefined) out.reason = r.reason;
       if (withIds) out.ids = Array.from(r.ids ?? []);
@@ -39,18 +47,19 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
 
 export class InProcessBackend implements Backend {
   #closed = false;
+  readonly #held = new ConversationMessages();
   constructor(readonly dt: Deltatok) {}
 
   async call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-    return answer(this.dt, method, params);
+    return answer(this.dt, method, params, this.#held);
   }
 
   async callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {
     return calls.map((c) => {
       try {
         if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-        return { result: answer(this.dt, c.method, c.params) };
+        return { result: answer(this.dt, c.method, c.params, this.#held) };
       } catch (e) {
         return { error: toDeltatokError(e).toJSON() };
       }

@@ -7,7 +7,13 @@
  * Methods (params → result):
  * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
  *                   add_generation_prompt? (default true), parse_tool_arguments?,
- *                   conversation_id?} → {count, reused, outcome}
+ *                   conversation_id?, state?, prefix?} → {count, reused, outcome}
+ *                   With a conversation_id, `state` names this request's messages and
+ *                   `prefix: {state, length}` says the first `length` messages are those of that
+ *                   earlier state, `messages` holding only the rest — a growing conversation
+ *                   crosses the wire once. DT_PREFIX_UNKNOWN when the server does not hold that
+ *                   state (resend everything); see src/api/conversations.ts. With workers, the
+ *                   conversation_id also keeps the conversation on one worker.
  * - encode_prompt  same params → {ids, count, reused, outcome}
  * - count_message  {message, chat_template?, chat_template_kwargs?, parse_tool_arguments?} → {count}   (OSL)
  * - count_text     {text} → {count}
