@@ -7,3 +7,18 @@ export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type Error
 export type { Outcome, FallbackReason, EngineStats } from "./engine/engine.js";
 export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions } from "./load/index.js";
 export type { RendererKind } from "./render/renderer.js";
+export { DeltatokPool, detectCpus, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
+export {
+  BatchQueue,
+  type BatchQueueOptions,
+  type QueueItem,
+  type QueueResult,
+  type DrainOptions,
+  type DrainResult,
+  type DrainProgress,
+  type QueueStats,
+} from "./queue/index.js";
+export { serve, type ServeOptions, type RunningServer } from "./serve/server.js";
+export { InProcessBackend } from "./serve/in-process.js";
+export { PoolBackend } from "./serve/pool-backend.js";
+export type { Backend } from "./serve/protocol.js";
