@@ -10,7 +10,7 @@
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
-import { createRenderer, type ChatRenderer } from "../render/renderer.js";
+import { createRenderer, type ChatRenderer, type RenderWork } from "../render/renderer.js";
 import {
   parseToolArguments,
   validateDocuments,
@@ -24,7 +24,8 @@ import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.j
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
-import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens } from "../engine/engine.js";
+import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens, type Rendered } from "../engine/engine.js";
+import type { Found } from "../cache/store.js";
 import {
   checkPromptOptions,
   resolveOptions,
@@ -54,6 +55,16 @@ export interface DeltatokStats extends EngineStats {
   renderMs: number;
   /** Milliseconds spent tokenizing (including cache work). */
   tokenizeMs: number;
+  /**
+   * Incremental rendering work (always present in Deltatok.stats(); optional for aggregators
+   * built before it existed): units / iterations reused and executed, observations checked,
+   * whole-value observations and fallbacks.
+   */
+  render?: RenderWork;
+}
+
+function emptyWork(): RenderWork {
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0 };
 }
 
 const TEMPLATE_CACHE_MAX = 32;
@@ -80,6 +91,7 @@ export class Deltatok {
   readonly #parseJson: JsonParser = pythonJsonParser;
   #renderMs = 0;
   #tokenizeMs = 0;
+  readonly #work: RenderWork = emptyWork();
 
   private constructor(opts: ResolvedOptions, loaded: LoadedTokenizer) {
     this.#opts = opts;
@@ -135,7 +147,10 @@ export class Deltatok {
       }
       const chain = this.#chains.chain(prepared.key, messages);
       const found = this.#engine.lookup(chain);
-      const rendered = wholeText(this.#render(prepared));
+      const rendered =
+        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined
+          ? this.#renderIncremental(prepared, found)
+          : wholeText(this.#render(prepared));
       const t0 = performance.now();
       try {
         return this.#engine.tokenize(rendered, chain, withIds, found);
@@ -210,7 +225,7 @@ export class Deltatok {
 
   /** Cache and work counters. */
   stats(): DeltatokStats {
-    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs };
+    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work } };
   }
 
   /** Drops every cached conversation. */
@@ -272,6 +287,32 @@ export class Deltatok {
       throw new DeltatokError("DT_INPUT_TOO_LARGE", `rendered prompt is ${text.length} characters, over 4 × maxPromptChars`);
     }
     return text;
+  }
+
+  /** Renders reusing the previous render of the conversation the engine found (if any). */
+  #renderIncremental(p: Prepared, found: Found | undefined): Rendered {
+    const t0 = performance.now();
+    let r;
+    try {
+      const prev = found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments };
+      r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev);
+    } finally {
+      this.#renderMs += performance.now() - t0;
+    }
+    const w = this.#work;
+    w.unitsReused += r.work.unitsReused;
+    w.unitsExecuted += r.work.unitsExecuted;
+    w.iterationsReused += r.work.iterationsReused;
+    w.iterationsExecuted += r.work.iterationsExecuted;
+    w.checks += r.work.checks;
+    w.wholeObservations += r.work.wholeObservations;
+    w.fallbacks += r.work.fallbacks;
+    let length = 0;
+    for (const s of r.segments) length += s.length;
+    if (length > this.#opts.maxPromptChars * 4) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `rendered prompt is ${length} characters, over 4 × maxPromptChars`);
+    }
+    return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes };
   }
 
   #renderer(source: string): ChatRenderer {

@@ -54,6 +54,14 @@ export interface DeltatokOptions {
    * @defaultValue "python"
    */
   renderer?: RendererKind;
+  /**
+   * In `incremental` mode, also render incrementally: a conversation's next request replays the
+   * parts of its previous render whose inputs did not change (src/template/INCREMENTAL.md), so a
+   * request costs about what it appended. `false` renders every request whole (tokenization
+   * stays incremental). Only the `python` renderer renders incrementally.
+   * @defaultValue true
+   */
+  incrementalRender?: boolean;
 }
 
 /** Per-request options. Names follow transformers' `apply_chat_template`. */
@@ -94,6 +102,7 @@ export interface ResolvedOptions {
   readonly cacheBytes: number;
   readonly maxPromptChars: number;
   readonly renderer: RendererKind;
+  readonly incrementalRender: boolean;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -103,6 +112,7 @@ export const DEFAULTS = Object.freeze({
   cacheBytes: 256 * 1024 * 1024,
   maxPromptChars: 16_000_000,
   renderer: "python" as RendererKind,
+  incrementalRender: true,
 });
 
 function optionError(path: string, message: string): DeltatokError {
@@ -153,7 +163,9 @@ export function resolveOptions(o: DeltatokOptions, parseDate: (s: string) => Dat
   if (renderer !== "python" && renderer !== "hf-jinja") {
     throw optionError("renderer", `must be "python" or "hf-jinja", got ${String(renderer)}`);
   }
-  return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer });
+  const incrementalRender = o.incrementalRender ?? DEFAULTS.incrementalRender;
+  if (typeof incrementalRender !== "boolean") throw optionError("incrementalRender", "must be a boolean");
+  return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer, incrementalRender });
 }
 
 /** Validates per-request options; throws DT_INVALID_OPTION / DT_INVALID_TOOLS / DT_INVALID_KWARGS. */

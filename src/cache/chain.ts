@@ -35,15 +35,42 @@ export class ChainHasher {
     return h;
   }
 
-  /** chain[i] for i in [0, messages.length). */
+  /**
+   * chain[i] for i in [0, messages.length). A conversation's next request usually repeats the
+   * previous request's message objects: the positions where the same key and the very same
+   * objects recur take the previous request's chain (like the per-object memo, a caller mutating
+   * a message in place can only make the chain select a worse candidate — DESIGN.md).
+   */
   chain(key: bigint, messages: readonly unknown[]): bigint[] {
     const xx = hasher();
     const out = new Array<bigint>(messages.length);
     let h = key;
-    for (let i = 0; i < messages.length; i++) {
+    let i = 0;
+    const last = this.#recent.find((r) => r.key === key && r.messages[0] === messages[0] && messages.length > 0);
+    if (last !== undefined) {
+      const n = Math.min(messages.length, last.messages.length);
+      while (i < n && messages[i] === last.messages[i]) {
+        h = last.chain[i] as bigint;
+        out[i] = h;
+        i++;
+      }
+    }
+    for (; i < messages.length; i++) {
       h = xx.h64(this.valueHash(messages[i]).toString(16), h);
       out[i] = h;
     }
+    this.#remember(key, messages, out);
     return out;
+  }
+
+  /** The last few chains computed (conversations served interleaved each keep theirs). */
+  readonly #recent: Array<{ key: bigint; messages: readonly unknown[]; chain: bigint[] }> = [];
+
+  #remember(key: bigint, messages: readonly unknown[], chain: bigint[]): void {
+    const r = this.#recent;
+    const at = r.findIndex((x) => x.key === key && x.messages[0] === messages[0]);
+    if (at >= 0) r.splice(at, 1);
+    else if (r.length >= 8) r.pop();
+    r.unshift({ key, messages, chain });
   }
 }

@@ -19,6 +19,20 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * A finished walk of an object: its own entries as they were (keys, values) and the string size
+ * found. A conversation's messages are validated again on every request; an object whose
+ * entries are all still `===` to the ones walked (strings compared by value, nested objects
+ * walked again the same way) has the same strings, so its size is reused without scanning them.
+ * A changed entry (a caller may mutate messages between requests) means a full walk.
+ */
+interface Walked {
+  readonly keys: string[] | null;
+  readonly vals: unknown[];
+  readonly size: number;
+}
+const WALKED = new WeakMap<object, Walked>();
+
+/**
  * Walks every string inside `v`; throws DT_LONE_SURROGATE for the first ill-formed one and
  * returns the total string length seen (keys included).
  */
@@ -31,16 +45,61 @@ function walkStrings(v: unknown, path: string, depth = 0): number {
   }
   if (typeof v !== "object" || v === null) return 0;
   if (depth > 256) throw new DeltatokError("DT_INVALID_REQUEST", `${path} is nested more than 256 levels deep`, { path });
+  const memo = WALKED.get(v);
+  if (memo !== undefined) {
+    const n = rewalk(v, memo, path, depth);
+    if (n >= 0) return n;
+  }
   let n = 0;
+  let keys: string[] | null = null;
+  const vals: unknown[] = [];
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) n += walkStrings(v[i], `${path}[${i}]`, depth + 1);
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      vals.push(x);
+      n += walkStrings(x, `${path}[${i}]`, depth + 1);
+    }
   } else {
-    for (const k of Object.keys(v)) {
+    keys = Object.keys(v);
+    for (const k of keys) {
       if (!k.isWellFormed()) {
         throw new DeltatokError("DT_LONE_SURROGATE", `${path} has a key with a lone UTF-16 surrogate`, { path });
       }
-      n += k.length + walkStrings((v as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
+      const x = (v as Record<string, unknown>)[k];
+      vals.push(x);
+      n += k.length + walkStrings(x, `${path}.${k}`, depth + 1);
     }
+  }
+  WALKED.set(v, { keys, vals, size: n });
+  return n;
+}
+
+/** The size of an object walked before, or -1 when one of its entries changed. */
+function rewalk(v: object, m: Walked, path: string, depth: number): number {
+  const vals = m.vals;
+  let n = 0;
+  if (m.keys === null) {
+    if (!Array.isArray(v) || v.length !== vals.length) return -1;
+    for (let i = 0; i < vals.length; i++) {
+      const x: unknown = v[i];
+      if (x !== vals[i]) return -1;
+      if (typeof x === "string") n += x.length;
+      else if (typeof x === "object" && x !== null) n += walkStrings(x, `${path}[${i}]`, depth + 1);
+    }
+    return n;
+  }
+  if (Array.isArray(v)) return -1;
+  const keys = Object.keys(v);
+  const mk = m.keys;
+  if (keys.length !== mk.length) return -1;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    if (k !== mk[i]) return -1;
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== vals[i]) return -1;
+    n += k.length;
+    if (typeof x === "string") n += x.length;
+    else if (typeof x === "object" && x !== null) n += walkStrings(x, `${path}.${k}`, depth + 1);
   }
   return n;
 }

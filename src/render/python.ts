@@ -1,15 +1,26 @@
 /**
  * The "python" renderer: deltatok's own Jinja2 evaluator (src/template), byte-identical to
- * transformers' apply_chat_template. The renderer owns its template's compilation.
+ * transformers' apply_chat_template. The renderer owns its template's compilation. It also
+ * renders incrementally (src/template/INCREMENTAL.md): a conversation's next render replays the
+ * parts of the previous one whose inputs did not change.
  */
+import { DeltatokError } from "../errors.js";
 import { compileTemplate, type CompiledTemplate } from "../template/index.js";
-import type { ChatRenderer, RenderOutput } from "./renderer.js";
+import type { ChatRenderer, IncrementalRenderOutput, PreviousRender, RenderOutput } from "./renderer.js";
+
+/**
+ * Development safety net: with DELTATOK_VERIFY_INCREMENTAL_RENDER=1 every incremental render is
+ * also rendered in full and compared (text, generation spans, error). Off by default.
+ */
+const VERIFY = typeof process !== "undefined" && process.env?.DELTATOK_VERIFY_INCREMENTAL_RENDER === "1";
 
 export class PythonRenderer implements ChatRenderer {
   readonly kind = "python" as const;
   readonly source: string;
   readonly readsClock: boolean;
   readonly #template: CompiledTemplate;
+  /** verify incremental renders against full renders (tests) */
+  verify = VERIFY;
 
   constructor(source: string) {
     this.source = source;
@@ -20,5 +31,41 @@ export class PythonRenderer implements ChatRenderer {
   render(vars: Record<string, unknown>, now: Date): RenderOutput {
     const r = this.#template.render(vars, { now });
     return { text: r.text, generation: r.generation };
+  }
+
+  renderIncremental(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput {
+    if (this.verify) return this.#verified(vars, now, prev);
+    const r = this.#template.renderIncremental(vars, { now }, prev);
+    return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes, generation: r.generation, work: r.stats };
+  }
+
+  #verified(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput {
+    let want: RenderOutput | null = null;
+    let wantErr: unknown = null;
+    try {
+      want = this.render(vars, now);
+    } catch (e) {
+      wantErr = e;
+    }
+    let got: IncrementalRenderOutput;
+    try {
+      this.verify = false;
+      got = this.renderIncremental(vars, now, prev);
+    } catch (e) {
+      if (wantErr === null || !(e instanceof DeltatokError) || !(wantErr instanceof DeltatokError) || e.code !== wantErr.code || e.message !== wantErr.message) {
+        throw new DeltatokError("DT_INTERNAL", `incremental render failed differently from the full render: ${String(e)} vs ${String(wantErr)}`);
+      }
+      throw e;
+    } finally {
+      this.verify = true;
+    }
+    if (want === null) throw new DeltatokError("DT_INTERNAL", `incremental render succeeded where the full render failed: ${String(wantErr)}`);
+    const text = got.segments.join("");
+    if (text !== want.text || JSON.stringify(got.generation) !== JSON.stringify(want.generation)) {
+      let i = 0;
+      while (i < text.length && text[i] === want.text[i]) i++;
+      throw new DeltatokError("DT_INTERNAL", `incremental render differs from the full render at offset ${i}`);
+    }
+    return got;
   }
 }

@@ -17,12 +17,53 @@ export interface RenderOutput {
   generation: Array<[number, number]>;
 }
 
+/** Work counters of incremental renders (see src/template/INCREMENTAL.md). */
+export interface RenderWork {
+  /** top-level statements replayed from the previous render / executed */
+  unitsReused: number;
+  unitsExecuted: number;
+  /** loop iterations replayed / executed (iterations nested in a replayed unit are not counted) */
+  iterationsReused: number;
+  iterationsExecuted: number;
+  /** observations checked while validating previous records */
+  checks: number;
+  /** values observed whole (tojson, printing, comparisons, derived iterables) */
+  wholeObservations: number;
+  /** derived iterables/values whose elements' origin is not kept, observed whole instead */
+  fallbacks: number;
+}
+
+/** A previous render of the same conversation, as the engine kept it. */
+export interface PreviousRender {
+  readonly trace: unknown;
+  readonly segments: readonly string[];
+}
+
+/** An incremental render: the text in segments plus the state to pass to the next one. */
+export interface IncrementalRenderOutput {
+  /** Concatenated, exactly the text render() returns. */
+  segments: readonly string[];
+  /** How many leading segments are identical to the previous render's segments. */
+  reusedSegments: number;
+  /** Renderer state for the next render of this conversation. */
+  trace: unknown;
+  /** Estimated bytes held by `trace`. */
+  traceBytes: number;
+  generation: Array<[number, number]>;
+  work: RenderWork;
+}
+
 export interface ChatRenderer {
   readonly kind: RendererKind;
   readonly source: string;
   /** Whether the template can call strftime_now (the date is then a render input). */
   readonly readsClock: boolean;
   render(vars: Record<string, unknown>, now: Date): RenderOutput;
+  /**
+   * Optional: renders reusing `prev` (the previous render of the same conversation), with output
+   * byte-identical to render(). Renderers without it are always used whole-text.
+   */
+  renderIncremental?(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput;
 }
 
 /** Marks errors raised by the template's own raise_exception. */

@@ -15,6 +15,8 @@ import { makeGlobals } from "./globals.js";
 import { parseTemplate } from "./parser.js";
 import { PyError } from "./pyerror.js";
 import { RenderState } from "./runtime.js";
+import { PathSpace, ReplayError, Trace, Tracker } from "./track.js";
+import type { IncrementalStats } from "./track.js";
 import { childNodes } from "./symbols.js";
 
 export interface CompileOptions {
@@ -48,11 +50,41 @@ export interface RenderResult {
   steps: number;
 }
 
+/** A previous incremental render of the same conversation (what the engine kept of it). */
+export interface PreviousRender {
+  /** the trace it returned */
+  readonly trace: unknown;
+  /** its segments */
+  readonly segments: readonly string[];
+}
+
+export interface IncrementalResult {
+  /** the rendered text in pieces (concatenated, they are exactly what render() returns) */
+  segments: string[];
+  /** how many leading segments are the very strings of the previous render's segments */
+  reusedSegments: number;
+  /** state to pass back with the next render of this conversation */
+  trace: Trace;
+  /** estimated bytes held by the trace */
+  traceBytes: number;
+  generation: Array<[number, number]>;
+  /** evaluation steps of a full render (replayed units count their recorded steps) */
+  steps: number;
+  /** work done: units and iterations reused / executed, observations checked, fallbacks */
+  stats: IncrementalStats;
+}
+
 export interface CompiledTemplate {
   readonly source: string;
   /** true when the template can call strftime_now (so the date is a render input) */
   readonly readsClock: boolean;
   render(vars: Record<string, unknown>, options?: RenderOptions): RenderResult;
+  /**
+   * Renders reusing the previous render of the same conversation: its units (top-level
+   * statements, loop iterations) whose observed inputs are unchanged are replayed, the rest
+   * executed. The output (and any error) is exactly render()'s. See INCREMENTAL.md.
+   */
+  renderIncremental(vars: Record<string, unknown>, options: RenderOptions, prev: PreviousRender | null): IncrementalResult;
 }
 
 /**
@@ -115,29 +147,75 @@ class Template implements CompiledTemplate {
   readonly source: string;
   readonly readsClock: boolean;
   readonly #root: CompiledRoot;
+  readonly #tree: TemplateNode;
+  #tracked: CompiledRoot | null = null;
 
   constructor(source: string, tree: TemplateNode, root: CompiledRoot) {
     this.source = source;
     this.readsClock = usesName(tree, "strftime_now");
     this.#root = root;
+    this.#tree = tree;
   }
 
-  render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
+  #state(vars: Record<string, unknown>, options: RenderOptions): RenderState {
     if (typeof vars !== "object" || vars === null) {
       throw new DeltatokError("DT_INVALID_OPTION", "render vars must be an object");
     }
     const b = options.budget ?? {};
-    const rs = new RenderState(vars, GLOBALS, options.now, {
+    return new RenderState(vars, GLOBALS, options.now, {
       maxSteps: b.maxSteps ?? DEFAULT_BUDGET.maxSteps,
       maxOutputChars: b.maxOutputChars ?? DEFAULT_BUDGET.maxOutputChars,
       maxDepth: b.maxDepth ?? DEFAULT_BUDGET.maxDepth,
     });
+  }
+
+  render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
+    const rs = this.#state(vars, options);
     try {
       this.#root.run(rs);
     } catch (e) {
       throw toDeltatok(e);
     }
     return { text: rs.out, generation: rs.generation, steps: rs.steps };
+  }
+
+  renderIncremental(vars: Record<string, unknown>, options: RenderOptions = {}, prev: PreviousRender | null = null): IncrementalResult {
+    let tracked = this.#tracked;
+    if (tracked === null) {
+      try {
+        tracked = this.#tracked = compileTree(this.#tree, true);
+      } catch (e) {
+        throw toDeltatok(e);
+      }
+    }
+    let trace = prev !== null && prev.trace instanceof Trace && prev.trace.owner === this ? prev.trace : null;
+    const space = trace?.space ?? new PathSpace();
+    for (;;) {
+      const rs = this.#state(vars, options);
+      const tk = new Tracker(rs, trace, space, tracked.conds);
+      rs.tk = tk;
+      try {
+        tracked.run(rs);
+      } catch (e) {
+        // a record that validated but cannot be replayed (not expected): render without the trace
+        if (e instanceof ReplayError && trace !== null) {
+          trace = null;
+          continue;
+        }
+        throw toDeltatok(e);
+      } finally {
+        tk.close();
+      }
+      const segments = tk.segments;
+      let reused = 0;
+      if (prev !== null && trace !== null) {
+        const ps = prev.segments;
+        const n = Math.min(segments.length, ps.length);
+        while (reused < n && tk.segReplayed[reused] === true && segments[reused] === ps[reused]) reused++;
+      }
+      const t = tk.finish(this, tk.top);
+      return { segments, reusedSegments: reused, trace: t, traceBytes: t.bytes, generation: rs.generation, steps: rs.steps, stats: tk.stats };
+    }
   }
 }
 

@@ -684,7 +684,8 @@ function strBound(self: string | Markup, name: string): PyFunction {
   return method(name, self, (rs, a, k) => callStrMethod(rs, self, name, a, k));
 }
 
-function loopAttr(lc: rt.LoopContext, name: string): unknown {
+/** A loop attribute (or MISSING): what getattr(loop, name) gives for names not starting with "_". */
+export function loopAttr(lc: rt.LoopContext, name: string): unknown {
   switch (name) {
     case "index0":
       return lc.index0;

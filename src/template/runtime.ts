@@ -28,11 +28,18 @@ import { cpArray, hasSurrogates } from "./pystr.js";
 import { Joiner, MISSING, Markup, PyFunction, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 import { attrOf } from "./methods.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
+import type { Path, Tracker } from "./track.js";
 
-/** An activation record: the slots of one compiled function call and its defining activation. */
+/**
+ * An activation record: the slots of one compiled function call and its defining activation.
+ * In a tracked (incremental) render, `p` holds the path of each slot's value (track.ts) and the
+ * root activation's `w` the serial of each slot's last write.
+ */
 export interface Act {
   s: unknown[];
   up: Act | null;
+  p?: Array<Path | null>;
+  w?: number[];
 }
 
 export interface Limits {
@@ -68,6 +75,10 @@ export class RenderState implements SizeGuard {
   autoescape = false;
   /** locals visible to a scoped block being rendered (derived context) */
   overlay: Map<string, unknown> | null = null;
+  /** root offset of the start of the current root buffer (incremental renders emit segments) */
+  base = 0;
+  /** dependency tracking of an incremental render (null: plain render) */
+  tk: Tracker | null = null;
 
   constructor(vars: Record<string, unknown>, globals: ReadonlyMap<string, unknown>, now: Date | undefined, limits: Limits) {
     this.vars = vars;
@@ -148,7 +159,7 @@ export class RenderState implements SizeGuard {
 
   /** Length of the root output so far (what HF's generation tracker measures). */
   rootLength(): number {
-    return this.outStack.length > 0 ? (this.outStack[0] as string).length : this.out.length;
+    return this.base + (this.outStack.length > 0 ? (this.outStack[0] as string).length : this.out.length);
   }
 
   /**
@@ -179,6 +190,14 @@ export class LoopContext {
   private current: unknown = MISSING;
   private lastChanged: unknown = MISSING;
   readonly recurse: RecurseFn | null;
+  /** tracked renders: depth of the unit running the loop (-1: untracked) */
+  tkDepth = -1;
+  /** tracked renders: the loop's iterations are units */
+  tkMemo = false;
+  /** tracked renders: an iteration read something that depends on the loop's length */
+  tkLenRead = false;
+  /** tracked renders: path of the item at an index (null when items have none) */
+  tkItemPath: ((i: number, v: unknown, tk: Tracker) => Path | null) | null = null;
 
   constructor(src: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number) {
     if (Array.isArray(src)) {
@@ -198,6 +217,11 @@ export class LoopContext {
     this.index0 = i;
     this.before = this.current;
     this.current = item;
+  }
+
+  /** The current item (the loop variable's value). */
+  get currentItem(): unknown {
+    return this.current;
   }
 
   /** Iterator mode: next item or MISSING. */
@@ -337,6 +361,8 @@ export interface MacroDef {
   /** frame-entry loads run before the defaults */
   enter: (rs: RenderState, act: Act) => void;
   body: MacroBody;
+  /** compiled for tracked (incremental) renders: activations carry value paths */
+  tracked: boolean;
 }
 
 /** jinja2.runtime.Macro */
@@ -358,6 +384,11 @@ export class Macro {
     const kwargs = kwargsIn === null ? new Map<string, unknown>() : new Map(kwargsIn);
     const slots = new Array<unknown>(d.nslots).fill(MISSING);
     const act: Act = { s: slots, up: this.defAct };
+    const tk = rs.tk;
+    if (d.tracked) {
+      if (tk !== null && tk.validating) throw new ValidationAbortError();
+      act.p = new Array<Path | null>(d.nslots).fill(null);
+    }
     const explicitCaller = d.args.includes("caller");
     let foundCaller = false;
     const npos = Math.min(args.length, nargs);
@@ -399,7 +430,13 @@ export class Macro {
         const slot = d.argSlots[i] as number;
         if (slots[slot] !== MISSING) continue;
         const di = i - (nargs - ndef);
-        if (di >= 0) slots[slot] = (d.defaults[di] as (rs: RenderState, act: Act) => unknown)(rs, act);
+        if (di >= 0) {
+          slots[slot] = (d.defaults[di] as (rs: RenderState, act: Act) => unknown)(rs, act);
+          if (tk !== null && d.tracked && tk.lp !== null) {
+            tk.whole(tk.lp, slots[slot]);
+            tk.lp = null;
+          }
+        }
         else slots[slot] = new Undefined(`parameter ${pyRepr(d.args[i])} was not provided`, MISSING, d.args[i]);
       }
       d.body(rs, act);
@@ -445,7 +482,7 @@ registerObjectInfo({
 /** Marker: Python has the attribute but the sandbox forbids it. */
 export const UNSAFE: unique symbol = Symbol("unsafe") as never;
 
-function unsafeUndefined(obj: unknown, name: string): Undefined {
+export function unsafeUndefined(obj: unknown, name: string): Undefined {
   return new Undefined(`access to attribute ${pyRepr(name)} of ${pyRepr(typeName(obj))} object is unsafe.`, obj, name, "SecurityError");
 }
 
@@ -630,6 +667,7 @@ export function callValue(rs: RenderState, fn: unknown, args: unknown[], kwargs:
   if (fn instanceof Undefined) failUndefined(fn);
   if (fn instanceof Joiner) {
     if (args.length > 0 || (kwargs !== null && kwargs.size > 0)) throw typeError("Joiner.__call__() takes 1 positional argument but 2 were given");
+    if (rs.tk !== null) rs.tk.statefulCall(fn.born);
     if (!fn.used) {
       fn.used = true;
       return "";
@@ -643,6 +681,9 @@ export function callValue(rs: RenderState, fn: unknown, args: unknown[], kwargs:
   }
   throw typeError(`'${typeName(fn)}' object is not callable`);
 }
+
+/** A re-evaluated test would call a macro or change state: the validation fails. */
+export class ValidationAbortError extends Error {}
 
 /** Python callable(v) */
 export function isCallable(v: unknown): boolean {

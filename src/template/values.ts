@@ -16,6 +16,7 @@
  * Layer: template.
  */
 import type { RenderState } from "./runtime.js";
+import type { Path } from "./track.js";
 
 /** Marker for arrays that are Python tuples. */
 export const TUPLE: unique symbol = Symbol("tuple") as never;
@@ -120,6 +121,11 @@ export const PY_MISSING = new MissingType();
 /** jinja2.utils.Namespace */
 export class Namespace {
   readonly attrs: Map<string, unknown>;
+  /** tracked renders: stable identity (creating unit + ordinal), creation serial, attribute paths and write serials */
+  key: string | null = null;
+  born = 0;
+  paths: Map<string, Path | null> | null = null;
+  wseq: Map<string, number> | null = null;
   constructor(attrs: Map<string, unknown>) {
     this.attrs = attrs;
   }
@@ -129,6 +135,8 @@ export class Namespace {
 export class Cycler {
   readonly items: unknown[];
   pos = 0;
+  /** tracked renders: creation serial */
+  born = 0;
   constructor(items: unknown[]) {
     this.items = items;
   }
@@ -138,6 +146,8 @@ export class Cycler {
 export class Joiner {
   readonly sep: unknown;
   used = false;
+  /** tracked renders: creation serial */
+  born = 0;
   constructor(sep: unknown) {
     this.sep = sep;
   }
