@@ -145,3 +145,16 @@ test("conversation prefixes: a request carrying only new messages answers as the
   input.end();
   await server.closed;
 });
+
+test("tokenize_trajectory answers ids, spans and the assistant mask", async () => {
+  const { input, server, ask } = await pipeServer();
+  const messages = [...convo, { role: "assistant", content: "Goodbye." }];
+  const r = await ask(JSON.stringify({ id: "t", method: "tokenize_trajectory", params: { messages } }));
+  const res = r.result as { ids: number[]; count: number; spans: Array<{ role: string; start: number; end: number }>; assistant_mask: number[][] };
+  const t = dt.tokenizeTrajectory(messages);
+  assert.deepEqual(res.ids, Array.from(t.ids));
+  assert.deepEqual(res.spans, t.spans);
+  assert.ok(res.assistant_mask.length === 2, "two assistant turns masked");
+  input.end();
+  await server.closed;
+});

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import struct
+import sys
+from array import array
 import os
 import shutil
 import subprocess
@@ -26,7 +29,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-__all__ = ["DeltatokClient", "DeltatokHttpClient", "DeltatokError"]
+__all__ = ["DeltatokClient", "DeltatokHttpClient", "DeltatokError", "read_tokens"]
 
 
 class DeltatokError(Exception):
@@ -140,6 +143,13 @@ class _Methods:
         """Several {"method", "params"} calls in one round trip; each item is a result dict or a DeltatokError."""
         out = self.call("batch", {"requests": list(requests)})["results"]
         return [DeltatokError.from_record(r["error"]) if "error" in r else r["result"] for r in out]
+
+    def tokenize_trajectory(self, messages: Sequence[dict], tools=None, documents=None, chat_template=None,
+                            chat_template_kwargs=None, add_generation_prompt=None, parse_tool_arguments=False,
+                            conversation_id=None) -> Dict[str, Any]:
+        """RL trajectory: {"ids", "count", "prefix", "spans", "suffix", "assistant_mask" (token ranges), ...}."""
+        return self._prompt_call("tokenize_trajectory", _prompt_params(messages, tools, documents, chat_template, chat_template_kwargs,
+                                                                       add_generation_prompt, parse_tool_arguments, conversation_id))
 
     def stats(self) -> Dict[str, Any]:
         return self.call("stats", {})
@@ -255,3 +265,28 @@ def _default_command() -> List[str]:
         return env.split()
     exe = shutil.which("deltatok")
     return [exe] if exe else ["npx", "--no-install", "deltatok"]
+
+
+def read_tokens(path: str):
+    """Reads `deltatok tokenize --format binary` output: yields one dict per conversation with
+    "ids" (array('I')) and "assistant_mask" (bytes, one 0/1 per token) plus the index fields
+    ("id", "count", "prefix", "spans", "suffix", "mask_source", "offsets_exact"), or the
+    {"id", "line", "error"} record of a conversation that failed."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"DTOKBIN1":
+        raise ValueError("%s is not a deltatok token file" % path)
+    (at,) = struct.unpack_from("<Q", data, len(data) - 8)
+    index = json.loads(data[at:len(data) - 8].decode("utf-8"))
+    for rec in index["records"]:
+        if "error" in rec:
+            yield rec
+            continue
+        ids = array("I")
+        ids.frombytes(data[rec["offset"]:rec["offset"] + 4 * rec["count"]])
+        if sys.byteorder == "big":
+            ids.byteswap()
+        out = dict(rec)
+        out["ids"] = ids
+        out["assistant_mask"] = data[rec["mask_offset"]:rec["mask_offset"] + rec["count"]]
+        yield out

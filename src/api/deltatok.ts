@@ -10,7 +10,9 @@
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
-import { createRenderer, type ChatRenderer, type RenderWork } from "../render/renderer.js";
+import { createRenderer, type ChatRenderer, type MarkedRender, type RenderWork } from "../render/renderer.js";
+import { OffsetMapper } from "../tokenize/offsets.js";
+import { assembleTrajectory, type Trajectory } from "./trajectory.js";
 import {
   parseToolArguments,
   validateDocuments,
@@ -89,6 +91,9 @@ export class Deltatok {
   readonly #renderers = new Map<string, ChatRenderer>();
   readonly #oslBaseline = new Map<string, number>();
   readonly #parseJson: JsonParser = pythonJsonParser;
+  #offsets: OffsetMapper | null = null;
+  #special: Set<number> | null = null;
+  readonly #genPrompts = new Map<bigint, string>();
   #renderMs = 0;
   #tokenizeMs = 0;
   readonly #work: RenderWork = emptyWork();
@@ -221,6 +226,102 @@ export class Deltatok {
     } catch (e) {
       throw toDeltatokError(e);
     }
+  }
+
+  /**
+   * A whole trajectory for RL: token ids, each message's token span, and the assistant mask
+   * (see api/trajectory.ts for exactly which tokens count). `add_generation_prompt` defaults to
+   * false here (a finished trajectory). Ids come from the incremental engine, so a growing
+   * trajectory reuses its prefix. Needs the python renderer.
+   */
+  tokenizeTrajectory(messages: readonly unknown[], options?: PromptOptions): Trajectory {
+    try {
+      const p = checkPromptOptions(options);
+      const prepared = this.#prepare(messages, { ...p, add_generation_prompt: p.add_generation_prompt ?? false });
+      const renderer = prepared.renderer;
+      if (renderer.renderMarked === undefined) {
+        throw new DeltatokError("DT_INVALID_OPTION", `trajectory tokenization needs the python renderer (this engine uses ${renderer.kind})`, {
+          path: "options.renderer",
+        });
+      }
+      const t0 = performance.now();
+      let marked: MarkedRender;
+      try {
+        marked = renderer.renderMarked(prepared.vars, prepared.now);
+      } finally {
+        this.#renderMs += performance.now() - t0;
+      }
+      const t1 = performance.now();
+      let ids: Uint32Array;
+      try {
+        if (this.#opts.mode === "full") ids = this.#engine.tokenizeFull(marked.text, true).ids as Uint32Array;
+        else {
+          const chain = this.#chains.chain(prepared.key, messages);
+          ids = this.#engine.tokenize(wholeText(marked.text), chain, true, this.#engine.lookup(chain)).ids as Uint32Array;
+        }
+      } finally {
+        this.#tokenizeMs += performance.now() - t1;
+      }
+      this.#offsets ??= new OffsetMapper(this.#loaded);
+      const off = this.#offsets.offsets(marked.text, ids);
+      this.#special ??= new Set(this.#loaded.tokenizerJson.added_tokens.filter((t) => t.special === true).map((t) => t.id));
+      const special = this.#special;
+      return assembleTrajectory({
+        text: marked.text,
+        ids,
+        starts: off.starts,
+        ends: off.ends,
+        offsetsExact: off.exact,
+        messageStarts: marked.messageStarts,
+        roles: messages.map((m) => String((m as { role?: unknown }).role ?? "")),
+        generation: marked.generation,
+        templateHasGeneration: /\{%[-+]?\s*generation\b/.test(renderer.source),
+        generationPrompt: this.#generationPrompt(p),
+        promptTails: this.#promptTails(messages, p, marked.messageStarts),
+        endsWithGenerationPrompt: p.add_generation_prompt === true,
+        isSpecial: (id) => special.has(id),
+      });
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * For each rendered assistant message i: the prompt of request i (messages[:i] with the
+   * generation prompt) past its last message iteration — the framing the model was given before
+   * it produced message i. undefined where that prompt cannot be rendered.
+   */
+  #promptTails(messages: readonly unknown[], p: PromptOptions, starts: readonly number[]): Array<string | undefined> {
+    const tails = new Array<string | undefined>(messages.length);
+    for (let i = 1; i < messages.length; i++) {
+      if ((messages[i] as { role?: unknown }).role !== "assistant" || (starts[i] as number) < 0) continue;
+      try {
+        const prepared = this.#prepare(messages.slice(0, i), { ...p, add_generation_prompt: true });
+        const r = (prepared.renderer.renderMarked as NonNullable<ChatRenderer["renderMarked"]>).call(prepared.renderer, prepared.vars, prepared.now);
+        const last = Math.max(0, ...r.messageEnds);
+        tails[i] = r.text.slice(last);
+      } catch {
+        // this prefix alone does not render (e.g. a template that requires a user turn last):
+        // the template's generation prompt stands in
+      }
+    }
+    return tails;
+  }
+
+  /** The text add_generation_prompt appends, for this request's template and kwargs. */
+  #generationPrompt(p: PromptOptions): string {
+    const base = { ...p, tools: null, parse_tool_arguments: false };
+    const probe = [USER_EMPTY];
+    const prepared = this.#prepare(probe, { ...base, add_generation_prompt: true });
+    let g = this.#genPrompts.get(prepared.key);
+    if (g === undefined) {
+      const withGen = this.#render(prepared);
+      const without = this.#render(this.#prepare(probe, { ...base, add_generation_prompt: false }));
+      g = withGen.startsWith(without) ? withGen.slice(without.length) : "";
+      if (this.#genPrompts.size >= TEMPLATE_CACHE_MAX) this.#genPrompts.clear();
+      this.#genPrompts.set(prepared.key, g);
+    }
+    return g;
   }
 
   /** Cache and work counters. */

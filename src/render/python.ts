@@ -6,7 +6,7 @@
  */
 import { DeltatokError } from "../errors.js";
 import { compileTemplate, type CompiledTemplate } from "../template/index.js";
-import type { ChatRenderer, IncrementalRenderOutput, PreviousRender, RenderOutput } from "./renderer.js";
+import type { ChatRenderer, MarkedRender, IncrementalRenderOutput, PreviousRender, RenderOutput } from "./renderer.js";
 
 /**
  * Development safety net: with DELTATOK_VERIFY_INCREMENTAL_RENDER=1 every incremental render is
@@ -26,6 +26,11 @@ export class PythonRenderer implements ChatRenderer {
     this.source = source;
     this.#template = compileTemplate(source);
     this.readsClock = this.#template.readsClock;
+  }
+
+  renderMarked(vars: Record<string, unknown>, now: Date): MarkedRender {
+    const r = this.#template.render(vars, { now, messageStarts: true });
+    return { text: r.text, generation: r.generation, messageStarts: r.messageStarts ?? [], messageEnds: r.messageEnds ?? [] };
   }
 
   render(vars: Record<string, unknown>, now: Date): RenderOutput {

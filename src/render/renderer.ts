@@ -53,7 +53,17 @@ export interface IncrementalRenderOutput {
   work: RenderWork;
 }
 
+/** A render with where each message began (trajectory tokenization). */
+export interface MarkedRender extends RenderOutput {
+  /** Per message index: offset in text where its rendering began, or -1. */
+  messageStarts: number[];
+  /** Per message index: offset in text where that iteration's output ended, or -1. */
+  messageEnds: number[];
+}
+
 export interface ChatRenderer {
+  /** Renders and reports where each message began; absent when the renderer cannot. */
+  renderMarked?(vars: Record<string, unknown>, now: Date): MarkedRender;
   readonly kind: RendererKind;
   readonly source: string;
   /** Whether the template can call strftime_now (the date is then a render input). */

@@ -3,6 +3,7 @@ import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
+import { trajectoryJson } from "../api/trajectory.js";
 import { promptOptions, type Backend, type Method } from "./protocol.js";
 
 
@@ -36,6 +37,16 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     }
     case "count_text":
       return { count: dt.countText(p.text as string) };
+    case "tokenize_trajectory": {
+      let messages = p.messages;
+      const options = promptOptions(p);
+      if (held !== undefined) {
+        const r = held.resolve(p.conversation_id, p.state, p.prefix, p.messages, p.tools);
+        messages = r.messages;
+        if (r.tools !== undefined) options.tools = r.tools as typeof options.tools;
+      }
+      return trajectoryJson(dt.tokenizeTrajectory(messages as unknown[], options));
+    }
     case "stats":
       return dt.stats();
     case "health":

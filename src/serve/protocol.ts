@@ -17,6 +17,9 @@
  * - encode_prompt  same params → {ids, count, reused, outcome}
  * - count_message  {message, chat_template?, chat_template_kwargs?, parse_tool_arguments?} → {count}   (OSL)
  * - count_text     {text} → {count}
+ * - tokenize_trajectory  same params as count_prompt (add_generation_prompt defaults to false)
+ *                   → {count, ids, prefix, spans: [{message, role, start, end}], suffix,
+ *                      assistant_mask: [[start, end], ...], mask_source, offsets_exact}
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
  * - stats          {} → engine statistics
  * - health         {} → {status: "ok", tokenizer, version, workers}
@@ -30,8 +33,8 @@ import type { PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
-export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "batch" | "stats" | "health";
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "batch", "stats", "health"];
+export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "batch" | "stats" | "health";
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "batch", "stats", "health"];
 
 export interface Envelope {
   id: unknown;

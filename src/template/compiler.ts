@@ -73,6 +73,26 @@ import { markupEscape, objectTypeRepr, pyRepr } from "./ops.js";
 
 export type Ev = (rs: RenderState, a: Act) => unknown;
 
+/**
+ * Message marks: before an iteration over a message object of `messages` that runs on the root
+ * output, the offset it starts at (else -1); after it, the mark is kept if the iteration wrote
+ * something and the message has none yet.
+ */
+function markStart(rs: RenderState, item: unknown): number {
+  if (typeof item !== "object" || item === null || rs.outStack.length !== 0) return -1;
+  const i = (rs.marks as NonNullable<RenderState["marks"]>).index.get(item);
+  return i === undefined || ((rs.marks as NonNullable<RenderState["marks"]>).starts[i] as number) >= 0 ? -1 : rs.out.length;
+}
+
+function markEnd(rs: RenderState, item: unknown, start: number): void {
+  const m = rs.marks as NonNullable<RenderState["marks"]>;
+  const i = m.index.get(item as object) as number;
+  if (rs.outStack.length === 0 && rs.out.length > start && (m.starts[i] as number) < 0) {
+    m.starts[i] = start;
+    m.ends[i] = rs.out.length;
+  }
+}
+
 /** Jinja2's nodes.Impossible: the expression is not a compile-time constant. */
 class Impossible extends Error {}
 
@@ -1047,7 +1067,9 @@ export class Compiler {
             target(rs, a, item);
             a.s[loopSlot] = lc;
             enter(rs, a);
+            const mark = rs.marks === null ? -1 : markStart(rs, item);
             const r = body(rs, a);
+            if (mark >= 0) markEnd(rs, item, mark);
             if (r === BREAK) break;
             if (r === CONTINUE) continue;
             iterated = true;
@@ -1072,7 +1094,9 @@ export class Compiler {
           if (++rs.steps > rs.maxSteps) rs.stepFail();
           target(rs, a, src[i]);
           enter(rs, a);
+          const mark = rs.marks === null ? -1 : markStart(rs, src[i]);
           const r = body(rs, a);
+          if (mark >= 0) markEnd(rs, src[i], mark);
           if (r === BREAK) break;
           if (r === CONTINUE) continue;
           iterated = true;

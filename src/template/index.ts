@@ -6,6 +6,7 @@
  *
  * Layer: template (imports errors and json only).
  */
+import type { MessageMarks } from "./runtime.js";
 import { DeltatokError } from "../errors.js";
 import type { ErrorCode } from "../errors.js";
 import type { AnyNode, TemplateNode } from "./ast.js";
@@ -37,12 +38,21 @@ export interface RenderBudget {
 }
 
 export interface RenderOptions {
+  /** Record where each message's rendering began (RenderResult.messageStarts). Plain renders only. */
+  messageStarts?: boolean;
   /** strftime_now's clock; its UTC fields are the naive datetime. Default: the current local time. */
   now?: Date;
   budget?: RenderBudget;
 }
 
 export interface RenderResult {
+  /**
+   * With `messageStarts`: for each message (by index), the offset in `text` where the first loop
+   * iteration over that message object that wrote output began; -1 when none did.
+   */
+  messageStarts?: number[];
+  /** With `messageStarts`: where each of those iterations' output ended (-1: none). */
+  messageEnds?: number[];
   text: string;
   /** [start, end) UTF-16 offsets into text of each {% generation %} body, in order */
   generation: Array<[number, number]>;
@@ -171,12 +181,26 @@ class Template implements CompiledTemplate {
 
   render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
     const rs = this.#state(vars, options);
+    let marks: MessageMarks | null = null;
+    if (options.messageStarts === true && Array.isArray(vars.messages)) {
+      const index = new Map<object, number>();
+      (vars.messages as unknown[]).forEach((m, i) => {
+        if (typeof m === "object" && m !== null && !index.has(m)) index.set(m, i);
+      });
+      const n = (vars.messages as unknown[]).length;
+      marks = rs.marks = { index, starts: new Array<number>(n).fill(-1), ends: new Array<number>(n).fill(-1) };
+    }
     try {
       this.#root.run(rs);
     } catch (e) {
       throw toDeltatok(e);
     }
-    return { text: rs.out, generation: rs.generation, steps: rs.steps };
+    const out: RenderResult = { text: rs.out, generation: rs.generation, steps: rs.steps };
+    if (marks !== null) {
+      out.messageStarts = marks.starts;
+      out.messageEnds = marks.ends;
+    }
+    return out;
   }
 
   renderIncremental(vars: Record<string, unknown>, options: RenderOptions = {}, prev: PreviousRender | null = null): IncrementalResult {

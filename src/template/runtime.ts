@@ -48,6 +48,14 @@ export interface Limits {
   maxDepth: number;
 }
 
+/** Where each message's rendering began: see RenderState.marks. */
+export interface MessageMarks {
+  readonly index: Map<object, number>;
+  readonly starts: number[];
+  /** Where that iteration's output ended. */
+  readonly ends: number[];
+}
+
 export class RenderState implements SizeGuard {
   /** current output buffer (the root output, or a capture for a macro/block/filter) */
   out = "";
@@ -79,6 +87,11 @@ export class RenderState implements SizeGuard {
   base = 0;
   /** dependency tracking of an incremental render (null: plain render) */
   tk: Tracker | null = null;
+  /**
+   * Message marks (trajectory tokenization): for each object of `messages`, the root-output offset
+   * where the first loop iteration over it that produced output began (-1: never). null: off.
+   */
+  marks: MessageMarks | null = null;
 
   constructor(vars: Record<string, unknown>, globals: ReadonlyMap<string, unknown>, now: Date | undefined, limits: Limits) {
     this.vars = vars;

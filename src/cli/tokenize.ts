@@ -1,0 +1,153 @@
+/**
+ * `deltatok tokenize <corpus.jsonl> --out FILE [--format jsonl|binary]`: every conversation as
+ * an RL trajectory — token ids, per-message token spans and the assistant mask (see
+ * api/trajectory.ts for exactly which tokens count).
+ *
+ * JSONL: one record per conversation:
+ *   {"id", "count", "ids": [...], "prefix": [a, b], "spans": [{"message", "role", "start", "end"}],
+ *    "suffix": [a, b], "assistant_mask": [[start, end], ...] (token ranges of 1s),
+ *    "mask_source": "generation" | "assistant-spans", "offsets_exact": true}
+ * or {"id", "line", "error": {code, message, path?}}.
+ *
+ * Binary (`--format binary`), for large corpora:
+ *   bytes 0..8     magic "DTOKBIN1"
+ *   then per record: ids as uint32 little-endian (count × 4 bytes), then the mask as one byte per
+ *                  token (0/1), zero-padded to a multiple of 4 bytes
+ *   then           the index: UTF-8 JSON {"format": "deltatok-tokens", "version": 1, "tokenizer",
+ *                  "records": [{"id", "offset", "count", "mask_offset", "prefix", "spans", "suffix",
+ *                  "mask_source", "offsets_exact"} | {"id", "line", "error"}]}
+ *   last 8 bytes   uint64 little-endian: byte offset of the index
+ * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
+ */
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import { toDeltatokError } from "../errors.js";
+import type { Deltatok } from "../api/deltatok.js";
+import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
+import { pythonJsonParser } from "../api/json.js";
+import { mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { JsonlWriter } from "./output.js";
+import { Progress } from "./progress.js";
+import { round3 } from "./replay.js";
+
+export interface TokenizeCorpusOptions {
+  chatTemplateKwargs: Record<string, unknown> | null;
+  parseToolArguments: boolean;
+  format: "jsonl" | "binary";
+  progress?: boolean | undefined;
+}
+
+export interface TokenizeSummary {
+  corpus: string;
+  out: string;
+  format: string;
+  conversations: number;
+  errors: number;
+  tokens: number;
+  masked_tokens: number;
+  inexact_offsets: number;
+  elapsed_s: number;
+}
+
+class BinaryWriter {
+  readonly #out: WriteStream;
+  #offset = 0;
+  readonly #index: Array<Record<string, unknown>> = [];
+
+  constructor(path: string) {
+    this.#out = createWriteStream(path);
+  }
+
+  async #write(buf: Uint8Array): Promise<void> {
+    this.#offset += buf.byteLength;
+    if (!this.#out.write(buf)) await once(this.#out, "drain");
+  }
+
+  async start(): Promise<void> {
+    await this.#write(new TextEncoder().encode("DTOKBIN1"));
+  }
+
+  async record(id: string, t: Trajectory): Promise<void> {
+    const offset = this.#offset;
+    const ids = new Uint8Array(t.count * 4);
+    const view = new DataView(ids.buffer);
+    for (let i = 0; i < t.count; i++) view.setUint32(i * 4, t.ids[i] as number, true);
+    await this.#write(ids);
+    const maskOffset = this.#offset;
+    const padded = new Uint8Array((t.count + 3) & ~3);
+    padded.set(t.assistantMask);
+    await this.#write(padded);
+    this.#index.push({ id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact });
+  }
+
+  error(entry: Record<string, unknown>): void {
+    this.#index.push(entry);
+  }
+
+  async finish(tokenizer: string): Promise<void> {
+    const at = this.#offset;
+    await this.#write(new TextEncoder().encode(JSON.stringify({ format: "deltatok-tokens", version: 1, tokenizer, records: this.#index })));
+    const tail = new Uint8Array(8);
+    new DataView(tail.buffer).setBigUint64(0, BigInt(at), true);
+    await this.#write(tail);
+    this.#out.end();
+    await once(this.#out, "close");
+  }
+}
+
+export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | undefined, o: TokenizeCorpusOptions): Promise<TokenizeSummary> {
+  const t0 = performance.now();
+  const progress = new Progress(o.progress);
+  const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
+  if (o.format === "binary" && (out === undefined || out === "-")) throw new Error("--format binary needs --out FILE");
+  const bin = o.format === "binary" ? new BinaryWriter(out as string) : null;
+  await bin?.start();
+  let conversations = 0;
+  let errors = 0;
+  let tokens = 0;
+  let masked = 0;
+  let inexact = 0;
+  for await (const item of readCorpus(path, pythonJsonParser)) {
+    if (!item.ok) {
+      errors++;
+      const e = { id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() };
+      if (jsonl !== null) await jsonl.write(e);
+      else bin?.error(e);
+      continue;
+    }
+    conversations++;
+    const c = item.conversation;
+    try {
+      const t = dt.tokenizeTrajectory(c.messages, {
+        tools: c.tools,
+        chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs),
+        parse_tool_arguments: o.parseToolArguments,
+      });
+      tokens += t.count;
+      for (const b of t.assistantMask) masked += b;
+      if (!t.offsetsExact) inexact++;
+      if (jsonl !== null) await jsonl.write({ id: c.id, ...trajectoryJson(t) });
+      else await bin?.record(c.id, t);
+    } catch (e) {
+      errors++;
+      const rec = { id: c.id, line: c.line, error: toDeltatokError(e).toJSON() };
+      if (jsonl !== null) await jsonl.write(rec);
+      else bin?.error(rec);
+    }
+    progress.tick(() => `tokenize: ${conversations} conversations, ${tokens} tokens, ${errors} errors`);
+  }
+  progress.done();
+  await jsonl?.close();
+  await bin?.finish(dt.options.tokenizer);
+  return {
+    corpus: path,
+    out: out ?? "-",
+    format: o.format,
+    conversations,
+    errors,
+    tokens,
+    masked_tokens: masked,
+    inexact_offsets: inexact,
+    elapsed_s: round3((performance.now() - t0) / 1000),
+  };
+}

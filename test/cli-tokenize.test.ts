@@ -1,0 +1,79 @@
+/**
+ * `deltatok tokenize`: JSONL and the binary format hold the same trajectories (checked by
+ * reading the binary file here and with the Python client's read_tokens); ids equal a full
+ * render + encode; a bad line becomes an error record and the rest are written.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Deltatok } from "../src/api/deltatok.js";
+import { parseJson } from "../src/json/index.js";
+import { jsonl, runCli } from "./helpers/cli.js";
+import { repoPath } from "./helpers/paths.js";
+
+const dir = mkdtempSync(join(tmpdir(), "deltatok-tok-"));
+const corpus = join(dir, "c.jsonl");
+const lines = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").split("\n").filter(Boolean).slice(0, 3);
+writeFileSync(corpus, [lines[0], "{broken", lines[1], lines[2]].join("\n") + "\n");
+
+function readBinary(path: string): Array<Record<string, unknown>> {
+  const buf = readFileSync(path);
+  assert.equal(buf.subarray(0, 8).toString("latin1"), "DTOKBIN1");
+  const at = Number(buf.readBigUInt64LE(buf.length - 8));
+  const index = JSON.parse(buf.subarray(at, buf.length - 8).toString("utf8")) as { records: Array<Record<string, unknown>> };
+  return index.records.map((r) => {
+    if (r.error !== undefined) return r;
+    const count = r.count as number;
+    const ids = Array.from({ length: count }, (_, i) => buf.readUInt32LE((r.offset as number) + 4 * i));
+    const mask = Array.from(buf.subarray(r.mask_offset as number, (r.mask_offset as number) + count));
+    return { ...r, ids, mask };
+  });
+}
+
+test("tokenize writes the same trajectories as JSONL and binary; a bad line is an error record", async () => {
+  const j = await runCli(["tokenize", corpus, "--out", join(dir, "t.jsonl"), "--date", "2026-11-30"]);
+  assert.equal(j.code, 0, j.stderr);
+  const b = await runCli(["tokenize", corpus, "--format", "binary", "--out", join(dir, "t.dtk"), "--date", "2026-11-30"]);
+  assert.equal(b.code, 0, b.stderr);
+  const recs = jsonl(readFileSync(join(dir, "t.jsonl"), "utf8"));
+  const bin = readBinary(join(dir, "t.dtk"));
+  assert.equal(recs.length, 4);
+  assert.equal(bin.length, 4);
+  assert.equal((recs[1]?.error as { code: string }).code, "DT_INVALID_JSON");
+  assert.equal((bin[1]?.error as { code: string }).code, "DT_INVALID_JSON");
+  const full = await Deltatok.create({ mode: "full", date: "2026-11-30" });
+  for (const k of [0, 2, 3]) {
+    const r = recs[k] as Record<string, unknown>;
+    const conv = parseJson(lines[k === 0 ? 0 : k - 1] as string) as { messages: unknown[]; tools: unknown[] };
+    assert.deepEqual(r.ids, Array.from(full.encodePrompt(conv.messages, { tools: conv.tools, add_generation_prompt: false })));
+    assert.deepEqual(bin[k]?.ids, r.ids);
+    assert.deepEqual(bin[k]?.spans, r.spans);
+    const ranges: number[][] = [];
+    (bin[k]?.mask as number[]).forEach((v, i, a) => {
+      if (v === 1 && (i === 0 || a[i - 1] === 0)) ranges.push([i, i + 1]);
+      else if (v === 1) (ranges[ranges.length - 1] as number[])[1] = i + 1;
+    });
+    assert.deepEqual(ranges, r.assistant_mask);
+  }
+});
+
+test("the Python client reads the binary format", { skip: spawnSync("python3", ["--version"]).status === 0 ? false : "python3 is not installed" }, async () => {
+  const out = join(dir, "py.dtk");
+  const b = await runCli(["tokenize", corpus, "--format", "binary", "--out", out, "--date", "2026-11-30"]);
+  assert.equal(b.code, 0, b.stderr);
+  const py = spawnSync(
+    "python3",
+    ["-c", "import json,sys; from deltatok_client import read_tokens; print(json.dumps([[r.get('id'), len(r['ids']), sum(r['assistant_mask'])] if 'ids' in r else r['error']['code'] for r in read_tokens(sys.argv[1])]))", out],
+    { cwd: repoPath("clients", "python"), encoding: "utf8" },
+  );
+  assert.equal(py.status, 0, py.stderr);
+  const got = JSON.parse(py.stdout) as unknown[];
+  const bin = readBinary(out);
+  assert.deepEqual(
+    got,
+    bin.map((r) => (r.error !== undefined ? (r.error as { code: string }).code : [r.id, r.count, (r.mask as number[]).reduce((x, y) => x + y, 0)])),
+  );
+});
