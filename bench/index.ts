@@ -28,6 +28,15 @@
  *   --kill                    kill a worker a third of the way through; report lost items
  *   --workers N               workers (default: the CPUs this process may use)
  *
+ *   --suite render            render throughput (M chars/s): deltatok vs @huggingface/jinja, same
+ *                             requests, same run (tau-bench airline, Qwen3 + its 14 tools)
+ *   --rounds N                render: alternating rounds, best counts (default 5)
+ *
+ *   --suite incremental       incremental rendering: SWE corpora and tau-bench vs the limit and full
+ *                             mode, and per-turn latency of one growing conversation (3 modes)
+ *   --svg FILE                incremental: write the latency plot (default bench/out/latency.svg)
+ *   --skip corpora,tau,latency  incremental: parts to skip
+ *
  *   --suite sidecar           ISL of every request in this process vs over `deltatok serve`
  *                             (stdio, a child process), client serialization included
  *   --workers 0,2             the sidecar's --workers values (default 0,2)
@@ -36,7 +45,8 @@
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain)
  *   --cache-mb N              engine cache bound per engine (default 256)
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -44,6 +54,8 @@ import type { DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
 import { workersBench } from "./workers.js";
 import { sidecarBench } from "./sidecar.js";
+import { run as incrementalBench } from "./incremental.js";
+import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
@@ -91,6 +103,9 @@ async function main(): Promise<void> {
       conversations: { type: "string" },
       "no-full": { type: "boolean", default: false },
       window: { type: "string" },
+      svg: { type: "string" },
+      rounds: { type: "string" },
+      skip: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -140,6 +155,15 @@ async function main(): Promise<void> {
         parseToolArguments: v["parse-tool-arguments"],
       });
       break;
+    case "render":
+      result = await renderBench({ corpus, template: v.template, tokenizer: v.tokenizer, rounds: Number(v.rounds ?? 5) });
+      break;
+    case "incremental": {
+      const svg = v.svg ?? fileURLToPath(new URL("../../bench/out/latency.svg", import.meta.url));
+      mkdirSync(dirname(svg), { recursive: true });
+      result = await incrementalBench({ tokenizer: v.tokenizer, svg, skip: v.skip?.split(",") ?? [], print: false });
+      break;
+    }
     case "sidecar": {
       const counts = (v.workers ?? "0,2").split(",").map(Number);
       if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
