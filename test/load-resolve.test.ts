@@ -9,22 +9,13 @@ import { cp, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "no
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { DeltatokError } from "../src/errors.js";
 import { BUNDLED_TOKENIZERS, hubCacheDir, loadTokenizer } from "../src/load/index.js";
 import { loadTokenizerWith } from "../src/load/load.js";
+import { ROOT } from "./helpers/paths.js";
 
-function repoRoot(): string {
-  let d = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(d, "package.json"))) {
-    const parent = dirname(d);
-    if (parent === d) throw new Error("repository root not found");
-    d = parent;
-  }
-  return d;
-}
-const FIXTURES = join(repoRoot(), "test", "fixtures", "load");
+const FIXTURES = join(ROOT, "test", "fixtures", "load");
 const TINY = join(FIXTURES, "tiny");
 
 async function rejectsWith(p: Promise<unknown>, code: string, inMessage?: string): Promise<DeltatokError> {

@@ -5,26 +5,16 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { DeltatokError } from "../src/errors.js";
 import { loadTokenizer, selectTemplate } from "../src/load/index.js";
+import { repoPath } from "./helpers/paths.js";
 
-function repoRoot(): string {
-  let d = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(d, "package.json"))) {
-    const parent = dirname(d);
-    if (parent === d) throw new Error("repository root not found");
-    d = parent;
-  }
-  return d;
-}
-const fx = (name: string): string => join(repoRoot(), "test", "fixtures", "load", name);
+const fx = (name: string): string => repoPath("test", "fixtures", "load", name);
 
 function throwsWith(fn: () => unknown, code: string, ...inMessage: string[]): void {
   assert.throws(fn, (e: unknown) => {

@@ -6,26 +6,16 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { DeltatokError } from "../src/errors.js";
 import { loadTokenizer } from "../src/load/index.js";
 import { resolveSpecialTokens, specialTokenVariables } from "../src/load/special-tokens.js";
+import { repoPath } from "./helpers/paths.js";
 
-function repoRoot(): string {
-  let d = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(d, "package.json"))) {
-    const parent = dirname(d);
-    if (parent === d) throw new Error("repository root not found");
-    d = parent;
-  }
-  return d;
-}
-const fx = (name: string): string => join(repoRoot(), "test", "fixtures", "load", name);
+const fx = (name: string): string => repoPath("test", "fixtures", "load", name);
 
 /** Template variables from a bundled package's tokenizer_config.json, without building the tokenizer. */
 function bundledVariables(name: string): Record<string, string | string[]> {

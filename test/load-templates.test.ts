@@ -6,26 +6,16 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { DeltatokError } from "../src/errors.js";
 import { loadTokenizer } from "../src/load/index.js";
+import { ROOT } from "./helpers/paths.js";
 
-function repoRoot(): string {
-  let d = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(d, "package.json"))) {
-    const parent = dirname(d);
-    if (parent === d) throw new Error("repository root not found");
-    d = parent;
-  }
-  return d;
-}
-const FIXTURES = join(repoRoot(), "test", "fixtures", "load");
+const FIXTURES = join(ROOT, "test", "fixtures", "load");
 const fx = (name: string): string => join(FIXTURES, name);
 
 async function rejectsWith(p: Promise<unknown>, code: string, inMessage?: string): Promise<DeltatokError> {

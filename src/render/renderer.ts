@@ -7,6 +7,7 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { DeltatokError } from "../errors.js";
+import type { IncrementalStats } from "../template/index.js";
 import { PythonRenderer } from "./python.js";
 
 export type RendererKind = "python" | "hf-jinja";
@@ -18,20 +19,7 @@ export interface RenderOutput {
 }
 
 /** Work counters of incremental renders (see src/template/INCREMENTAL.md). */
-export interface RenderWork {
-  /** top-level statements replayed from the previous render / executed */
-  unitsReused: number;
-  unitsExecuted: number;
-  /** loop iterations replayed / executed (iterations nested in a replayed unit are not counted) */
-  iterationsReused: number;
-  iterationsExecuted: number;
-  /** observations checked while validating previous records */
-  checks: number;
-  /** values observed whole (tojson, printing, comparisons, derived iterables) */
-  wholeObservations: number;
-  /** derived iterables/values whose elements' origin is not kept, observed whole instead */
-  fallbacks: number;
-}
+export type RenderWork = IncrementalStats;
 
 /** A previous render of the same conversation, as the engine kept it. */
 export interface PreviousRender {

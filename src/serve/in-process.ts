@@ -1,6 +1,7 @@
 /** A sidecar backend answering on the calling thread with one Deltatok. */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
+import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
@@ -11,20 +12,23 @@ export function describeEngine(dt: Deltatok, workers: number): Record<string, un
   return { status: "ok", version: VERSION, tokenizer: dt.options.tokenizer, mode: dt.options.mode, renderer: dt.options.renderer, workers };
 }
 
+/** A prompt request's messages and options, conversation prefixes resolved. */
+function promptRequest(p: Record<string, unknown>, held: ConversationMessages | undefined): { messages: unknown[]; options: PromptOptions } {
+  const options = promptOptions(p);
+  if (held === undefined) return { messages: p.messages as unknown[], options };
+  const r = held.resolve(p.conversation_id, p.state, p.prefix, p.messages, p.tools);
+  if (r.tools !== undefined) options.tools = r.tools as PromptOptions["tools"];
+  return { messages: r.messages as unknown[], options };
+}
+
 /** Answers one call with `dt` (synchronous work; throws DeltatokError). */
 export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>, held?: ConversationMessages): unknown {
   switch (method) {
     case "count_prompt":
     case "encode_prompt": {
       const withIds = method === "encode_prompt";
-      let messages = p.messages;
-      const options = promptOptions(p);
-      if (held !== undefined) {
-        const r = held.resolve(p.conversation_id, p.state, p.prefix, p.messages, p.tools);
-        messages = r.messages;
-        if (r.tools !== undefined) options.tools = r.tools as typeof options.tools;
-      }
-      const r = dt.tokenizePrompt(messages as unknown[], options, withIds);
+      const { messages, options } = promptRequest(p, held);
+      const r = dt.tokenizePrompt(messages, options, withIds);
       const out: Record<string, unknown> = { count: r.count, reused: r.reused, outcome: r.outcome };
       if (r.reason !== undefined) out.reason = r.reason;
       if (withIds) out.ids = Array.from(r.ids ?? []);
@@ -38,14 +42,8 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "count_text":
       return { count: dt.countText(p.text as string) };
     case "tokenize_trajectory": {
-      let messages = p.messages;
-      const options = promptOptions(p);
-      if (held !== undefined) {
-        const r = held.resolve(p.conversation_id, p.state, p.prefix, p.messages, p.tools);
-        messages = r.messages;
-        if (r.tools !== undefined) options.tools = r.tools as typeof options.tools;
-      }
-      return trajectoryJson(dt.tokenizeTrajectory(messages as unknown[], options));
+      const { messages, options } = promptRequest(p, held);
+      return trajectoryJson(dt.tokenizeTrajectory(messages, options));
     }
     case "stats":
       return dt.stats();

@@ -18,6 +18,7 @@ import { PyError } from "./pyerror.js";
 import { RenderState } from "./runtime.js";
 import { PathSpace, ReplayError, Trace, Tracker } from "./track.js";
 import type { IncrementalStats } from "./track.js";
+export type { IncrementalStats };
 import { childNodes } from "./symbols.js";
 
 export interface CompileOptions {

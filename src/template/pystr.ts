@@ -550,18 +550,8 @@ export function pyExpandtabs(s: string, tabsize: number): string {
 }
 
 /** Python string comparison (code point order): negative, zero or positive. */
-export function pyStrCompare(a: string, b: string): number {
-  const n = a.length < b.length ? a.length : b.length;
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
-    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
-    return x - y;
-  }
-  return a.length - b.length;
-}
+/** Python str ordering (by code point). */
+export { compareCodePoints as pyStrCompare } from "../json/dumps.js";
 
 /** markupsafe.escape for a plain string. */
 export function htmlEscape(s: string): string {
