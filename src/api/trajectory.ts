@@ -84,7 +84,7 @@ export interface TrajectoryInputs {
  * (several byte-level tokens can share one character); when none does (c falls on text no token
  * covers), the first token starting after c.
  */
-export function charToToken(starts: Uint32Array, ends: Uint32Array, c: number): number {
+export function charToToken(ends: Uint32Array, c: number): number {
   // first token ending after c
   let lo = 0;
   let hi = ends.length;
@@ -106,7 +106,7 @@ function sharedStart(text: string, from: number, head: string): number {
 /** Token index where a message starting at character offset c begins. */
 function tokenAt(inp: TrajectoryInputs, c: number): number {
   if (c >= inp.text.length) return inp.ids.length;
-  return charToToken(inp.starts, inp.ends, c);
+  return charToToken(inp.ends, c);
 }
 
 export function assembleTrajectory(inp: TrajectoryInputs): Trajectory {
@@ -143,8 +143,8 @@ export function assembleTrajectory(inp: TrajectoryInputs): Trajectory {
     maskSource = "generation";
     for (const [a, b] of inp.generation) {
       if (b <= a) continue;
-      const s = charToToken(inp.starts, inp.ends, a);
-      const e = charToToken(inp.starts, inp.ends, b - 1);
+      const s = charToToken(inp.ends, a);
+      const e = charToToken(inp.ends, b - 1);
       for (let t = s; t <= e; t++) mask[t] = 1;
     }
   } else {

@@ -80,7 +80,7 @@ function fbind(fname: string, args: unknown[], kwargs: Map<string, unknown> | nu
     if (required === total) throw typeError(`${fname}() takes ${total} positional argument${total === 1 ? "" : "s"} but ${given} were given`);
     throw typeError(`${fname}() takes from ${required} to ${total} positional arguments but ${given} were given`);
   }
-  const out = params.map((p, i) => (i < args.length ? args[i] : MISSING));
+  const out = params.map((_, i) => (i < args.length ? args[i] : MISSING));
   if (kwargs !== null) {
     for (const [k, v] of kwargs) {
       const i = params.findIndex((p) => p[0] === k);
