@@ -109,7 +109,7 @@ interface DrainState {
 
 /** Codes that mean "not answered with a count" for reasons other than the input. */
 const INFRA_CODES = new Set<ErrorCode>(["DT_WORKER_CRASHED", "DT_DRAIN_TIMEOUT", "DT_CLOSED", "DT_WORKER_STARTUP"]);
-const KINDS = new Set<ItemKind>(["text", "message", "prompt", "ids", "conversation"]);
+const KINDS = new Set<ItemKind>(["text", "message", "prompt", "ids", "trajectory", "conversation"]);
 
 /** Whether an error code means "not answered with a count" for reasons other than the input. */
 export function isInfrastructureError(code: string): boolean {
@@ -346,7 +346,7 @@ export class BatchQueue extends EventEmitter {
     const id = (item as { conversationId?: unknown }).conversationId;
     if (typeof id === "string") return `c:${id}`;
     try {
-      if (item.kind === "prompt" || item.kind === "ids") {
+      if (item.kind === "prompt" || item.kind === "ids" || item.kind === "trajectory") {
         if ("json" in item && typeof item.json === "string") {
           const t = requestAffinityText(item.json);
           return t === null ? null : `j:${hasher().h64(t).toString(36)}`;
@@ -724,7 +724,8 @@ function costOf(item: QueueItem): number {
     case "message":
       return "json" in item && typeof item.json === "string" ? item.json.length + 16 : 2048;
     case "prompt":
-    case "ids": {
+    case "ids":
+    case "trajectory": {
       if ("json" in item && typeof item.json === "string") return item.json.length + 16;
       const m = (item as { messages?: unknown }).messages;
       return Array.isArray(m) ? 1024 * m.length + 4096 : 64;
@@ -741,9 +742,13 @@ function toWire(e: Entry): WireItem {
       return "json" in it ? { k: "message", json: it.json, options: it.options } : { k: "message", message: it.message, options: it.options };
     case "prompt":
     case "ids":
-      return "json" in it
+    case "trajectory": {
+      const w: WireItem = "json" in it
         ? { k: "prompt", json: it.json, options: it.options, ids: it.kind === "ids" }
         : { k: "prompt", messages: it.messages, options: it.options, ids: it.kind === "ids" };
+      if (it.kind === "trajectory") w.trajectory = true;
+      return w;
+    }
     case "conversation":
       return { k: "conversation", json: it.json, line: it.line ?? 0, replay: it.replay };
   }
@@ -758,6 +763,10 @@ function toResult(e: Entry, r: WireResult, worker: number): QueueResult {
   if ("records" in r) {
     if (e.kind !== "conversation") return internalResult(e, worker);
     return { ok: true, kind: "conversation", records: r.records, conversation: r.conversation, worker };
+  }
+  if ("trajectory" in r) {
+    if (e.kind !== "trajectory") return internalResult(e, worker);
+    return { ok: true, kind: "trajectory", trajectory: r.trajectory, worker };
   }
   switch (e.kind) {
     case "prompt": {

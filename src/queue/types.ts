@@ -20,7 +20,8 @@ export type MessageItem =
   | { kind: "message"; json: string; options?: MessageOptions };
 
 /**
- * ISL of a prompt (`prompt`), or its token ids too (`ids`). Either `messages` (+ `options`), or
+ * ISL of a prompt (`prompt`), its token ids too (`ids`), or the whole RL trajectory
+ * (`trajectory`: ids, message spans, assistant mask; add_generation_prompt defaults to false). Either `messages` (+ `options`), or
  * `json`: the request body as JSON text — an object `{"messages": [...], "tools"?, "documents"?,
  * "add_generation_prompt"?, "chat_template"?, "chat_template_kwargs"?, "parse_tool_arguments"?}`
  * or a bare array of messages — parsed in the worker (Python-faithful); `options` then apply on
@@ -32,8 +33,8 @@ export type MessageItem =
  * that only share a system prompt still spread.
  */
 export type PromptItem =
-  | { kind: "prompt" | "ids"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string }
-  | { kind: "prompt" | "ids"; json: string; options?: PromptOptions; conversationId?: string };
+  | { kind: "prompt" | "ids" | "trajectory"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string }
+  | { kind: "prompt" | "ids" | "trajectory"; json: string; options?: PromptOptions; conversationId?: string };
 
 /**
  * Every request of one corpus line (`{"id", "messages", "tools"?, "chat_template_kwargs"?}`),
@@ -56,6 +57,8 @@ export type QueueResult =
   | { ok: true; kind: "prompt"; count: number; reused: number; outcome: Outcome; reason?: FallbackReason; worker: number }
   | { ok: true; kind: "ids"; count: number; ids: Uint32Array; reused: number; outcome: Outcome; reason?: FallbackReason; worker: number }
   | { ok: true; kind: "conversation"; records: ReplayRecord[]; conversation: boolean; worker: number }
+  /** An RL trajectory (ids, message spans, assistant mask ranges): api/trajectory.ts `trajectoryJson`. */
+  | { ok: true; kind: "trajectory"; trajectory: Record<string, unknown>; worker: number }
   /**
    * The item was not answered with a count. Input errors carry the engine's code (and path);
    * infrastructure failures are DT_WORKER_CRASHED, DT_DRAIN_TIMEOUT or DT_CLOSED. `worker` is

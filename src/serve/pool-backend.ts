@@ -43,6 +43,8 @@ function toResult(r: QueueResult): unknown {
       return { count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "ids":
       return { ids: Array.from(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
+    case "trajectory":
+      return r.trajectory;
     default:
       throw new DeltatokError("DT_INTERNAL", `unexpected result kind ${r.kind}`);
   }
@@ -85,9 +87,10 @@ export class PoolBackend implements Backend {
 
   /** An item for a call whose params are still JSON text (parsed in the worker). */
   #rawItem(method: Call, paramsRaw: string): QueueItem | null {
-    if (method === "count_prompt" || method === "encode_prompt") {
+    if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory") {
       const cid = smallJson(topLevelRaw(paramsRaw, "conversation_id"));
-      const item: QueueItem = { kind: method === "count_prompt" ? "prompt" : "ids", json: paramsRaw };
+      const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : "trajectory";
+      const item: QueueItem = { kind, json: paramsRaw };
       if (typeof cid === "string" || typeof cid === "number") item.conversationId = String(cid);
       return item;
     }
@@ -108,6 +111,7 @@ export class PoolBackend implements Backend {
     switch (method) {
       case "count_prompt":
       case "encode_prompt":
+      case "tokenize_trajectory":
         // re-serialized with Python semantics so floats and key order survive the thread hop
         return this.#rawItem(method, dumps(p, { ensure_ascii: false }));
       case "count_message": {
@@ -135,7 +139,7 @@ export class PoolBackend implements Backend {
     return item === null ? this.#local(method) : this.#run(item);
   }
 
-  async callRaw(method: Call, paramsRaw: string): Promise<unknown> {
+  async callRaw(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
     const item = this.#rawItem(method, paramsRaw);
     if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });

@@ -50,7 +50,7 @@ export interface Backend {
    * Optional: answers a prompt or message call whose params are still JSON text (a backend that
    * parses elsewhere — the pool parses in its workers — keeps the main thread free).
    */
-  callRaw?(method: "count_prompt" | "encode_prompt" | "count_message", paramsRaw: string): Promise<unknown>;
+  callRaw?(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown>;
   /** Answers one non-batch call; rejects with a DeltatokError for that call only. */
   call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
   /** Answers several calls; per-call errors are returned in place, in input order. */
@@ -138,14 +138,16 @@ export async function dispatch(backend: Backend, env: Envelope): Promise<Respons
   }
 }
 
-const RAW_METHODS: ReadonlySet<string> = new Set(["count_prompt", "encode_prompt", "count_message"]);
+const RAW_METHODS: ReadonlySet<string> = new Set(["count_prompt", "encode_prompt", "count_message", "tokenize_trajectory"]);
 
 /**
  * For a backend with callRaw: splits `{"id", "method", "params"}` without parsing params. Returns
  * null unless the envelope is exactly that shape (then the line takes the ordinary path, which
  * reports whatever is wrong with it).
  */
-function skimEnvelope(line: string): { id: unknown; method: "count_prompt" | "encode_prompt" | "count_message"; paramsRaw: string } | null {
+type RawMethod = "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory";
+
+function skimEnvelope(line: string): { id: unknown; method: RawMethod; paramsRaw: string } | null {
   let id: unknown = null;
   let method: unknown;
   let paramsRaw: string | null = null;
@@ -164,7 +166,7 @@ function skimEnvelope(line: string): { id: unknown; method: "count_prompt" | "en
   });
   if (!followed || !ok || paramsRaw === null || typeof method !== "string" || !RAW_METHODS.has(method)) return null;
   if (endOfValue(line, 0) < 0 || line.slice(endOfValue(line, 0)).trim() !== "") return null;
-  return { id, method: method as "count_prompt" | "encode_prompt" | "count_message", paramsRaw };
+  return { id, method: method as RawMethod, paramsRaw };
 }
 
 /** Parses one request line and dispatches it; never rejects. */
