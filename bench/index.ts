@@ -20,6 +20,7 @@
  *   --pin                     pin worker threads to CPUs
  *   --no-serial               skip the in-process baseline
  *   --cold                    no warm-up slice before timing (JIT cost included)
+ *   --warm-every N            ISL warm-up slice: every N-th corpus line (default 25; 1 = all of it)
  *   --corpus FILE             (repeatable) corpora instead of the tau ones
  *
  *   --suite drain             drains 200,000 mixed items (1k-token texts + corpus prompts) once,
@@ -80,6 +81,12 @@ function numberList(s: string | undefined, dflt: number[]): number[] {
   return xs;
 }
 
+function positiveInt(s: string, what: string): number {
+  const n = Number(s);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${s}`);
+  return n;
+}
+
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     options: {
@@ -93,6 +100,7 @@ async function main(): Promise<void> {
       kill: { type: "boolean", default: false },
       "no-serial": { type: "boolean", default: false },
       cold: { type: "boolean", default: false },
+      "warm-every": { type: "string" },
       "worker-young-mb": { type: "string" },
       "worker-old-mb": { type: "string" },
       "cache-mb": { type: "string" },
@@ -141,6 +149,7 @@ async function main(): Promise<void> {
         serial: !v["no-serial"],
         resourceLimits,
         cold: v.cold,
+        warmEvery: v["warm-every"] === undefined ? undefined : positiveInt(v["warm-every"], "--warm-every"),
       });
       break;
     case "drain":

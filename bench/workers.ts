@@ -39,6 +39,12 @@ export interface WorkersBenchOptions {
   resourceLimits: ResourceLimits;
   /** Time from cold code (no warm-up slice). */
   cold: boolean;
+  /**
+   * The ISL warm-up slice is every `warmEvery`-th corpus line (default 25). With the default,
+   * each worker still JIT-compiles for a good part of the timed run (V8's optimizing compiler
+   * runs on background threads, per worker); 1 warms on the whole ISL work first.
+   */
+  warmEvery?: number;
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -208,8 +214,9 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
     for (const rec of r.records) t += rec.isl ?? 0;
     return { tokens: t, items: r.records.length };
   };
-  // warm-up slices: every 25th line, 100 texts (the same for every worker)
-  const warmIsl: WireItem[] = lines.filter((_l, i) => i % 25 === 0).map((json, i) => ({ k: "conversation", json, line: i + 1, replay }));
+  // warm-up slices: every 25th line (or every warmEvery-th), 100 texts (the same for every worker)
+  const warmEvery = o.warmEvery ?? 25;
+  const warmIsl: WireItem[] = lines.filter((_l, i) => i % warmEvery === 0).map((json, i) => ({ k: "conversation", json, line: i + 1, replay }));
   const warmText: WireItem[] = texts.slice(0, 100).map((text) => ({ k: "text", text }));
   const textOf = (r: QueueResult) => (r.ok && r.kind === "text" ? { tokens: r.count, items: 1 } : { tokens: 0, items: 0 });
 
@@ -255,7 +262,7 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
     texts: { count: texts.length, chars_each: 3200 },
     cpus: detectCpus(),
     pin: o.pin,
-    warm_up: o.cold ? null : { conversations: warmIsl.length, texts: warmText.length, what: "run on every worker before timing, then caches cleared" },
+    warm_up: o.cold ? null : { conversations: warmIsl.length, every: warmEvery, texts: warmText.length, what: "run on every worker before timing, then caches cleared" },
     resource_limits: o.resourceLimits,
     serial,
     isl: {

@@ -7,7 +7,7 @@ import { Track } from "../src/cache/track.js";
 function snap(chain: bigint[], text = "x".repeat(100)): Snapshot {
   const track = new Track(true, 16);
   track.ids?.pushAll(new Uint32Array(10));
-  return { segments: [text], segmentEnds: [text.length], length: text.length, track, count: 10, nBounds: 0, chain, trace: null, traceBytes: 0 };
+  return { segments: [text], length: text.length, track, count: 10, nBounds: 0, chain, trace: null, traceBytes: 0 };
 }
 
 test("lookup finds the snapshot sharing the longest message prefix", () => {

@@ -161,3 +161,16 @@ test("a growing conversation keeps one track and extends it in place", () => {
   assert.notEqual(engine.lookup(bchain)?.snapshot.track, track);
   check(engine, render(msgs), chainOf(msgs.length), true, true);
 });
+
+test("the margin counts from the boundary token's start: a shared turn is reused when the next one diverges at once", () => {
+  // P and N share the system turn, "\n<|im_start|>user\n" and nothing more. "<|im_end|>" ends 18
+  // characters before the common prefix does: fewer than the longest raw added token (20), but
+  // its start is 28 characters back, so the scan decided it on shared text alone.
+  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const system = turn("system", "You are a careful assistant. ".repeat(20));
+  check(engine, system + turn("user", "Hello there") + GEN, chainOf(2));
+  const r = check(engine, system + turn("user", "Good morning") + GEN, [chainOf(1)[0] as bigint, 99n]); // same first message
+  assert.equal(r.outcome, "partial");
+  const through = enc.encodeWhole(system.slice(0, -1)).length; // the system turn up to and including <|im_end|>
+  assert.equal(r.reused, through);
+});

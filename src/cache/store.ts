@@ -17,8 +17,6 @@ import type { Track } from "./track.js";
 export interface Snapshot {
   /** The rendered prompt, as the renderer produced it: concatenated, these are the text. */
   readonly segments: readonly string[];
-  /** End offset (UTF-16) of each segment in the text. */
-  readonly segmentEnds: readonly number[];
   /** Length of the text. */
   readonly length: number;
   /** Ids (unless counts-only) and cut points; this snapshot owns the track's first `count` ids. */

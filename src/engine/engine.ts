@@ -4,13 +4,13 @@
  * tokenized.
  *
  * The reuse invariant (DESIGN.md has the argument in full): let P be a cached render and N the
- * new one, c the length of their common prefix, and p the end of a boundary token found in P
- * with p + L ≤ c, where L is the length of the tokenizer's longest raw added token. Every raw
- * added-token match that starts before p depends only on the text before p + L - 1, which N and
- * P share, so N is cut at exactly the same places before p, including at p itself. Pieces
- * between cuts are tokenized independently, so the ids of N before p equal the ids of P before
- * p; only N[p:] is encoded. When no such p exists the request is tokenized from scratch and the
- * event is counted as a fallback with its reason — never guessed.
+ * new one, c the length of their common prefix, and t a boundary token found in P from s to p
+ * with s + L ≤ c, where L is the length of the tokenizer's longest raw added token. The scan
+ * decides every position it visits up to s (it skips those inside t) from the text in
+ * [i, i + L), which N and P share, so N is cut at exactly the same places before p, including at
+ * p itself. Pieces between cuts are tokenized independently, so the ids of N before p equal the
+ * ids of P before p; only N[p:] is encoded. When no such p exists the request is tokenized from
+ * scratch and the event is counted as a fallback with its reason — never guessed.
  *
  * Work per request is proportional to what changed: the common prefix is found segment by
  * segment (segments the renderer reports as reused cost nothing), the cut by binary search, and
@@ -19,8 +19,8 @@
 import { DeltatokError } from "../errors.js";
 import { ConversationStore, type Found, type Snapshot } from "../cache/store.js";
 import { Track } from "../cache/track.js";
-import { SeamError, TokenEncoder, U32List, newBoundaries } from "../tokenize/encoder.js";
-import { commonPrefixLength } from "./lcp.js";
+import { SeamError, TokenEncoder, U32List, newBoundaries, type Boundaries } from "../tokenize/encoder.js";
+import { commonPrefixLengthAt } from "./lcp.js";
 
 /** How a request was answered. */
 export type Outcome = "hit" | "partial" | "miss" | "fallback";
@@ -137,15 +137,16 @@ export class IncrementalEngine {
       return { count: prev.count, ids, reused: prev.count, outcome: "hit" };
     }
     const ends = prev.track.bounds.ends.data;
-    const b = lastAtOrBefore(ends, prev.nBounds, c - this.#margin);
+    const b = this.#lastSafeCut(prev, c);
     if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary");
 
     const cut = ends[b] as number;
     const before = prev.track.bounds.tokenCounts.data[b] as number;
     const seam = prev.track.bounds.ids.data[b] as number;
     const keepIds = prev.track.ids !== null;
-    const tailIds = keepIds ? new U32List(Math.max(64, (length - cut) >> 2)) : null;
-    const tailBounds = newBoundaries(16);
+    // The tail is encoded into scratch lists owned by the engine (copied into the track below).
+    const tailIds = keepIds ? this.#scratchIds() : null;
+    const tailBounds = this.#scratchBounds();
     let added: number;
     try {
       added = this.#enc.encodeFrom(textFrom(r, cut), 0, seam, before, tailIds, tailBounds, cut);
@@ -156,6 +157,7 @@ export class IncrementalEngine {
     // Nothing below throws: the track is only changed once the new tail is complete.
     const track = continues ? prev.track : prev.track.fork(before, b + 1, keepIds);
     track.replaceTail(before, b + 1, tailIds, tailBounds);
+    this.#releaseScratch();
     const count = before + added;
     this.#partial++;
     this.#reused += before;
@@ -226,14 +228,67 @@ export class IncrementalEngine {
     return result;
   }
 
+  /**
+   * Index of the last cut point of `prev` that is safe when the new render shares its first `c`
+   * characters: the boundary token's START plus the longest raw added token's length is at most
+   * `c` (the scanner's decision at every position up to that start reads only shared text), or -1.
+   * Starts increase with the index (matches do not overlap), so this is a binary search.
+   */
+  #lastSafeCut(prev: Snapshot, c: number): number {
+    const bounds = prev.track.bounds;
+    const ends = bounds.ends.data;
+    const ids = bounds.ids.data;
+    const limit = c - this.#margin;
+    let lo = 0;
+    let hi = prev.nBounds - 1;
+    let ans = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if ((ends[mid] as number) - this.#tokenLength(ids[mid] as number) <= limit) {
+        ans = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return ans;
+  }
+
+  #tokenLength(id: number): number {
+    const s = this.#enc.scanner.contentOf(id);
+    if (s === undefined) throw new DeltatokError("DT_INTERNAL", `cut token ${id} is not a raw added token`);
+    return s.length;
+  }
+
   #snapshot(r: Rendered, length: number, track: Track, count: number, nBounds: number, chain: readonly bigint[]): Snapshot {
     if (track.ids !== null && track.ids.length !== count) throw new DeltatokError("DT_INTERNAL", "token id count mismatch");
-    const segmentEnds = new Array<number>(r.segments.length);
-    let end = 0;
-    for (let i = 0; i < r.segments.length; i++) segmentEnds[i] = end += (r.segments[i] as string).length;
-    return { segments: r.segments, segmentEnds, length, track, count, nBounds, chain, trace: r.trace, traceBytes: r.traceBytes };
+    return { segments: r.segments, length, track, count, nBounds, chain, trace: r.trace, traceBytes: r.traceBytes };
+  }
+
+  // Scratch lists for a request's new tail: one pair per engine, emptied before each use and
+  // replaced when an unusually long tail left them large.
+  #tailIds = new U32List(SCRATCH_IDS);
+  #tailBounds = newBoundaries(SCRATCH_BOUNDS);
+
+  #scratchIds(): U32List {
+    this.#tailIds.length = 0;
+    return this.#tailIds;
+  }
+
+  #scratchBounds(): Boundaries {
+    const b = this.#tailBounds;
+    b.ends.length = b.tokenCounts.length = b.ids.length = 0;
+    return b;
+  }
+
+  #releaseScratch(): void {
+    if (this.#tailIds.data.length > SCRATCH_MAX) this.#tailIds = new U32List(SCRATCH_IDS);
+    if (this.#tailBounds.ends.data.length > SCRATCH_MAX) this.#tailBounds = newBoundaries(SCRATCH_BOUNDS);
   }
 }
+
+const SCRATCH_IDS = 4096;
+const SCRATCH_BOUNDS = 64;
+/** Scratch lists grown past this many entries (4 MiB of ids) are dropped after use. */
+const SCRATCH_MAX = 1 << 20;
 
 function totalLength(segments: readonly string[]): number {
   let n = 0;
@@ -254,11 +309,31 @@ function commonPrefix(prev: Snapshot, r: Rendered): number {
   const reused = Math.min(r.reusedSegments, n);
   for (; i < reused; i++) c += (b[i] as string).length;
   for (; i < n && a[i] === b[i]; i++) c += (b[i] as string).length;
-  if (i === a.length || i === b.length) return c;
-  // Compare the rest as text; rests are short when the renderer reused the history.
-  const restA = i === a.length - 1 ? (a[i] as string) : a.slice(i).join("");
-  const restB = i === b.length - 1 ? (b[i] as string) : b.slice(i).join("");
-  return c + commonPrefixLength(restA, restB);
+  // Compare the rests as text, across segment edges, without joining them (a rest can be the
+  // whole remainder of another conversation's render).
+  let ai = i;
+  let bi = i;
+  let ao = 0;
+  let bo = 0;
+  while (ai < a.length && bi < b.length) {
+    const x = a[ai] as string;
+    const y = b[bi] as string;
+    const m = Math.min(x.length - ao, y.length - bo);
+    const k = commonPrefixLengthAt(x, ao, y, bo, m);
+    c += k;
+    if (k < m) return c;
+    ao += m;
+    bo += m;
+    if (ao === x.length) {
+      ai++;
+      ao = 0;
+    }
+    if (bo === y.length) {
+      bi++;
+      bo = 0;
+    }
+  }
+  return c;
 }
 
 /** The new render's text from offset `from` on. */
@@ -274,19 +349,4 @@ function textFrom(r: Rendered, from: number): string {
     start += s.length;
   }
   return "";
-}
-
-/** Index of the last of the first `n` elements ≤ limit in an ascending array, or -1. */
-function lastAtOrBefore(ends: Uint32Array, n: number, limit: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  let ans = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((ends[mid] as number) <= limit) {
-      ans = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return ans;
 }

@@ -448,6 +448,21 @@ export function snapshot(v: unknown, depth = 0): unknown {
 }
 const KEY_ORDER_SYM: symbol = Symbol.for("deltatok.keyOrder");
 
+/**
+ * Key lists of snapshot dicts, computed once: snapshots are never modified after snapshot()
+ * made them (the template cannot mutate a dict, and deltatok's code does not), and a trace
+ * compares the same snapshot against every later request.
+ */
+const snapKeyMemo = new WeakMap<object, string[]>();
+function snapKeys(snap: object): string[] {
+  let ks = snapKeyMemo.get(snap);
+  if (ks === undefined) {
+    ks = keysOf(snap);
+    snapKeyMemo.set(snap, ks);
+  }
+  return ks;
+}
+
 /** Exact structural equality of a current value and a snapshot. */
 export function deepEq(cur: unknown, snap: unknown, depth = 0): boolean {
   if (typeof snap !== "object" || snap === null) {
@@ -487,7 +502,27 @@ export function deepEq(cur: unknown, snap: unknown, depth = 0): boolean {
     return true;
   }
   if (!isPlainDict(cur) || Object.getPrototypeOf(cur) !== Object.getPrototypeOf(snap)) return false;
-  const sk = keysOf(snap);
+  const sk = snapKeys(snap);
+  if ((cur as Record<symbol, unknown>)[KEY_ORDER_SYM] === undefined) {
+    // keysOf(cur) is Object.keys(cur) here: walk it with for-in (same order, own keys first)
+    // instead of allocating it; an inherited enumerable key sends us to the general path.
+    let i = 0;
+    let own = true;
+    for (const k in cur) {
+      if (!hasOwn.call(cur, k)) {
+        own = false;
+        break;
+      }
+      if (i >= sk.length || k !== sk[i]) return false;
+      const x = (snap as Record<string, unknown>)[k];
+      const c = cur[k];
+      if (x === undefined) {
+        if (c !== undefined && typeof c !== "function" && typeof c !== "symbol") return false;
+      } else if (!deepEq(c, x, depth + 1)) return false;
+      i++;
+    }
+    if (own) return i === sk.length;
+  }
   const ck = keysOf(cur);
   if (sk.length !== ck.length) return false;
   for (let i = 0; i < sk.length; i++) {

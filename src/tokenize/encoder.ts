@@ -68,12 +68,165 @@ export interface EncoderSource {
   tokenizerJson: { added_tokens: readonly AddedTokenSpec[]; normalizer?: unknown };
 }
 
+// ---- tokenizer tuning -----------------------------------------------------------------------
+//
+// Two helpers inside @huggingface/tokenizers' pipeline dominate what an encode allocates and
+// spends outside the actual merging (src/pool/README.md, "Measured"):
+//
+// - the ByteLevel pre-tokenizer turns every pre-token into bytes with `TextEncoder.encode`, a
+//   fresh off-heap ArrayBuffer per pre-token (malloc, registration, a background sweep, free),
+//   then iterates it with `Array.from`, one iterator result object per byte;
+// - the BPE model memoizes `bpe(word)` in an LRU built on a Map whose every hit deletes and
+//   re-inserts the key (four hash operations and a tombstone; Map.set alone was ~16% of a worker's
+//   CPU on ISL replay).
+//
+// Both are pure functions of their input, so equivalent stand-ins give the same ids: a text
+// encoder that writes into one scratch buffer and hands out a (non-iterable, so Array.from reads
+// it by index) view of exactly the encoded bytes, consumed before the next call; and a two-
+// generation memo (hits are one lookup; a full generation becomes the old one). They are
+// installed only into components whose shape is recognized, and only after a probe encodes the
+// same ids with and without them; otherwise the tokenizer is left as it was. The tokenizer object
+// is changed in place (it is shared by the engines of one thread), once.
+
+const tuned = new WeakMap<object, boolean>();
+
+/** A TextEncoder stand-in whose result views one scratch buffer: valid until the next call. */
+class ScratchUtf8 {
+  readonly #te = new TextEncoder();
+  readonly #buf = new Uint8Array(1 << 16);
+  readonly #views: Uint8Array[] = [];
+
+  encode(s: string): Uint8Array {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit, so a short string always fits whole.
+    if (s.length * 3 > this.#buf.length) return this.#te.encode(s);
+    return this.#view(this.#te.encodeInto(s, this.#buf).written);
+  }
+
+  #view(n: number): Uint8Array {
+    let v = this.#views[n];
+    if (v === undefined) {
+      v = this.#buf.subarray(0, n);
+      // not iterable: Array.from then reads indices instead of creating an iterator result per byte
+      Object.defineProperty(v, Symbol.iterator, { value: undefined });
+      this.#views[n] = v;
+    }
+    return v;
+  }
+}
+
+/** A memo with the LRU cache's interface: hits cost one lookup; at most 2 × capacity entries. */
+class GenerationalMemo {
+  #cur = new Map<string, unknown>();
+  #old = new Map<string, unknown>();
+  constructor(readonly capacity: number) {}
+  get(k: string): unknown {
+    const v = this.#cur.get(k);
+    if (v !== undefined) return v;
+    const o = this.#old.get(k);
+    if (o !== undefined) this.put(k, o);
+    return o;
+  }
+  put(k: string, v: unknown): void {
+    this.#cur.set(k, v);
+    if (this.#cur.size >= this.capacity) {
+      this.#old = this.#cur;
+      this.#cur = new Map();
+    }
+  }
+  clear(): void {
+    this.#cur.clear();
+    this.#old.clear();
+  }
+}
+
+type Slot = { owner: Record<string, unknown>; key: string; original: unknown; replacement: unknown };
+
+function findSlots(tok: Tokenizer): Slot[] {
+  const slots: Slot[] = [];
+  const t = tok as unknown as Record<string, unknown>;
+  const seen = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    // pipeline components are callable objects (functions) in @huggingface/tokenizers
+    if ((typeof node !== "object" && typeof node !== "function") || node === null || seen.has(node)) return;
+    seen.add(node);
+    const n = node as Record<string, unknown>;
+    if (Array.isArray(n.tokenizers)) for (const c of n.tokenizers) visit(c); // Sequence
+    if (
+      n.text_encoder instanceof TextEncoder &&
+      typeof n.byte_encoder === "object" &&
+      n.byte_encoder !== null &&
+      typeof n.pre_tokenize_text === "function" &&
+      Object.getOwnPropertyDescriptor(n, "text_encoder")?.writable === true
+    ) {
+      slots.push({ owner: n, key: "text_encoder", original: n.text_encoder, replacement: new ScratchUtf8() });
+    }
+  };
+  visit(t.pre_tokenizer);
+  const model = t.model as Record<string, unknown> | undefined;
+  const cache = model?.cache as Record<string, unknown> | undefined;
+  if (
+    model !== undefined &&
+    cache !== undefined &&
+    typeof model.bpe === "function" &&
+    typeof cache.get === "function" &&
+    typeof cache.put === "function" &&
+    typeof cache.clear === "function" &&
+    typeof model.cache_capacity === "number" &&
+    model.cache_capacity >= 16 &&
+    Object.getOwnPropertyDescriptor(model, "cache")?.writable === true
+  ) {
+    slots.push({ owner: model, key: "cache", original: cache, replacement: new GenerationalMemo(model.cache_capacity) });
+  }
+  return slots;
+}
+
+/** Texts the tuned pipeline must encode exactly as the stock one before it is kept. */
+const PROBES = [
+  "Hello, world! It's 2026-11-30; x = [1, 2.5e-3]\n\n\tdone.  ",
+  "naïve café — Größe ÆØÅ 東京都 中文字 한국어 العربية עברית 😀👍🏽 \u00a0\u2028 end",
+  '{"name": "get_user", "arguments": {"user_id": "omar_rossi_1241", "n": 42}}\n</tool_call>',
+  "    def f(x):\n        return x ** 2  # squares\r\n" + "ab".repeat(200) + " " + "9".repeat(40),
+];
+
+/**
+ * Installs the allocation-free stand-ins into `tok` when its components are recognized and a
+ * probe encodes identically; returns whether any is installed. Idempotent.
+ */
+export function tuneTokenizer(tok: Tokenizer): boolean {
+  const known = tuned.get(tok);
+  if (known !== undefined) return known;
+  const slots = findSlots(tok);
+  let ok = slots.length > 0;
+  if (ok) {
+    try {
+      const stock = PROBES.map((p) => tok.encode(p, { add_special_tokens: false }).ids);
+      for (const s of slots) s.owner[s.key] = s.replacement;
+      // twice: the second round is answered from the memo
+      for (let round = 0; round < 2 && ok; round++) {
+        for (let i = 0; i < PROBES.length && ok; i++) {
+          const got = tok.encode(PROBES[i] as string, { add_special_tokens: false }).ids;
+          const want = stock[i] as number[];
+          ok = got.length === want.length && got.every((x: number, j: number) => x === want[j]);
+        }
+      }
+    } catch {
+      ok = false;
+    }
+    if (!ok) for (const s of slots) s.owner[s.key] = s.original;
+  }
+  tuned.set(tok, ok);
+  return ok;
+}
+
 export class TokenEncoder {
   readonly #tok: Tokenizer;
   readonly scanner: AddedTokenScanner;
+  /** Whether tuneTokenizer installed its stand-ins into this tokenizer. */
+  readonly tuned: boolean;
 
-  constructor(source: EncoderSource) {
+  constructor(source: EncoderSource, options: { tune?: boolean } = {}) {
     this.#tok = source.tokenizer;
+    this.tuned = options.tune === false ? false : tuneTokenizer(source.tokenizer);
     const hasNormalizer = source.tokenizerJson.normalizer !== null && source.tokenizerJson.normalizer !== undefined;
     this.scanner = new AddedTokenScanner(source.tokenizerJson.added_tokens, hasNormalizer);
   }
