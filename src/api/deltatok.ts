@@ -126,6 +126,15 @@ export class Deltatok {
     return this.#loaded;
   }
 
+  /**
+   * Whether the tokenizer runs with deltatok's allocation-free stand-ins (src/tokenize/encoder.ts,
+   * "tokenizer tuning"). False means a component was not recognized or the probe disagreed, and
+   * the stock pipeline is used: the same ids, slower.
+   */
+  get tokenizerTuned(): boolean {
+    return this.#encoder.tuned;
+  }
+
   /** ISL: tokens of the rendered prompt (generation prompt included by default). */
   countPrompt(messages: readonly unknown[], options?: PromptOptions): number {
     return this.tokenizePrompt(messages, options, false).count;

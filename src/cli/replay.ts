@@ -58,6 +58,8 @@ export interface ReplaySummary {
   workers?: number;
   /** With workers, when the run was stopped (SIGTERM/SIGINT): the drain's one final state. */
   drain?: DrainResult;
+  /** In-process replays: whether the tokenizer tuning is active (Deltatok.tokenizerTuned). */
+  tokenizer_tuned?: boolean;
 }
 
 /** Running totals over emitted records. */
@@ -136,7 +138,9 @@ export async function replayCorpus(
   }
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
-  return tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
+  const summary = tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
+  summary.tokenizer_tuned = dt.tokenizerTuned;
+  return summary;
 }
 
 export interface PooledReplayOptions extends ReplayOptions {
