@@ -20,7 +20,7 @@
  *   --pin                     pin worker threads to CPUs
  *   --no-serial               skip the in-process baseline
  *   --cold                    no warm-up slice before timing (JIT cost included)
- *   --warm-every N            ISL warm-up slice: every N-th corpus line (default 25; 1 = all of it)
+ *   --warm-every N            ISL warm-up: every N-th corpus line (default 1: all of it, steady state)
  *   --corpus FILE             (repeatable) corpora instead of the tau ones
  *
  *   --suite drain             drains 200,000 mixed items (1k-token texts + corpus prompts) once,

@@ -4,9 +4,12 @@
  *   its conversation's worker, exactly as `deltatok replay --workers N --no-osl` does), and
  * - plain-text OSL counting (`text` items of ~1k tokens, made of the corpora's own message
  *   contents).
- * Each run gets a fresh pool. Before timing, every worker is warmed on a slice of the same work
- * (as the replay suite warms its engine: JIT before timing), then all caches are cleared, so
- * every run does the same work from cold caches but warm code; `--cold` skips the warm-up.
+ * Each run gets a fresh pool. Before timing, every worker is warmed on the same work (as the
+ * replay suite warms its engine: JIT before timing), then the conversation caches are cleared,
+ * so every run does the same work from cold conversation caches but warm code (and a warm
+ * tokenizer word memo). That is the steady state of a long benchmark run; each worker is its own
+ * V8 isolate and JIT-compiles on its own, which on 2 CPUs competes with the other worker while
+ * code is still warming — `--warm-every 25` (a slice) and `--cold` (none) measure that.
  * Pool startup is reported apart from the timed part. Ratios are against the 1-worker run of
  * the same repeat.
  */
@@ -40,9 +43,9 @@ export interface WorkersBenchOptions {
   /** Time from cold code (no warm-up slice). */
   cold: boolean;
   /**
-   * The ISL warm-up slice is every `warmEvery`-th corpus line (default 25). With the default,
-   * each worker still JIT-compiles for a good part of the timed run (V8's optimizing compiler
-   * runs on background threads, per worker); 1 warms on the whole ISL work first.
+   * The ISL warm-up is every `warmEvery`-th corpus line (default 1: all of it). With a slice
+   * (25), each worker still JIT-compiles during a good part of the timed run (V8's optimizing
+   * compiler runs on background threads, per worker).
    */
   warmEvery?: number;
 }
@@ -214,8 +217,8 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
     for (const rec of r.records) t += rec.isl ?? 0;
     return { tokens: t, items: r.records.length };
   };
-  // warm-up slices: every 25th line (or every warmEvery-th), 100 texts (the same for every worker)
-  const warmEvery = o.warmEvery ?? 25;
+  // warm-up: every warmEvery-th line (default all), 100 texts (the same for every worker)
+  const warmEvery = o.warmEvery ?? 1;
   const warmIsl: WireItem[] = lines.filter((_l, i) => i % warmEvery === 0).map((json, i) => ({ k: "conversation", json, line: i + 1, replay }));
   const warmText: WireItem[] = texts.slice(0, 100).map((text) => ({ k: "text", text }));
   const textOf = (r: QueueResult) => (r.ok && r.kind === "text" ? { tokens: r.count, items: 1 } : { tokens: 0, items: 0 });
@@ -262,7 +265,7 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
     texts: { count: texts.length, chars_each: 3200 },
     cpus: detectCpus(),
     pin: o.pin,
-    warm_up: o.cold ? null : { conversations: warmIsl.length, every: warmEvery, texts: warmText.length, what: "run on every worker before timing, then caches cleared" },
+    warm_up: o.cold ? null : { conversations: warmIsl.length, every: warmEvery, texts: warmText.length, what: "run on every worker before timing, then conversation caches cleared" },
     resource_limits: o.resourceLimits,
     serial,
     isl: {

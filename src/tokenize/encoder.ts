@@ -139,6 +139,48 @@ class GenerationalMemo {
   }
 }
 
+/**
+ * Pre-tokens longer than this are mapped without being memoized. The pre-tokens are substrings
+ * of the text being encoded; V8 copies substrings this short but makes longer ones views that
+ * keep the whole text alive, and a memo key must not pin a conversation's render in memory.
+ */
+const MEMO_KEY_MAX = 12;
+const PRETOKEN_MEMO = 1 << 16;
+
+/**
+ * ByteLevel's pre_tokenize_text (split by its pattern, then map each pre-token's UTF-8 bytes to
+ * its printable alphabet), with the byte mapping memoized per pre-token: most pre-tokens of a
+ * conversation are words seen before, and the mapping of a string is a pure function of it.
+ */
+function byteLevelMemo(n: Record<string, unknown>, utf8: ScratchUtf8): (text: string) => string[] {
+  const memo = new GenerationalMemo(PRETOKEN_MEMO);
+  const table = n.byte_encoder as Record<number, string>;
+  const map = (token: string): string => {
+    const bytes = utf8.encode(token);
+    let out = "";
+    for (let i = 0; i < bytes.length; i++) out += table[bytes[i] as number];
+    return out;
+  };
+  return (text: string): string[] => {
+    if (n.add_prefix_space === true && !text.startsWith(" ")) text = " " + text;
+    const tokens: string[] = n.use_regex === true ? (text.match(n.pattern as RegExp) ?? []) : [text];
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i] as string;
+      if (t.length > MEMO_KEY_MAX) {
+        tokens[i] = map(t);
+        continue;
+      }
+      let m = memo.get(t) as string | undefined;
+      if (m === undefined) {
+        m = map(t);
+        memo.put(t, m);
+      }
+      tokens[i] = m;
+    }
+    return tokens;
+  };
+}
+
 type Slot = { owner: Record<string, unknown>; key: string; original: unknown; replacement: unknown };
 
 function findSlots(tok: Tokenizer): Slot[] {
@@ -158,7 +200,11 @@ function findSlots(tok: Tokenizer): Slot[] {
       typeof n.pre_tokenize_text === "function" &&
       Object.getOwnPropertyDescriptor(n, "text_encoder")?.writable === true
     ) {
-      slots.push({ owner: n, key: "text_encoder", original: n.text_encoder, replacement: new ScratchUtf8() });
+      const utf8 = new ScratchUtf8();
+      slots.push({ owner: n, key: "text_encoder", original: n.text_encoder, replacement: utf8 });
+      if (typeof n.use_regex === "boolean" && n.pattern instanceof RegExp && typeof n.add_prefix_space === "boolean") {
+        slots.push({ owner: n, key: "pre_tokenize_text", original: n.pre_tokenize_text, replacement: byteLevelMemo(n, utf8) });
+      }
     }
   };
   visit(t.pre_tokenizer);
