@@ -22,6 +22,9 @@
  *   --cold                    no warm-up slice before timing (JIT cost included)
  *   --warm-every N            ISL warm-up: every N-th corpus line (default 1: all of it, steady state)
  *   --corpus FILE             (repeatable) corpora instead of the tau ones
+ *   --ceiling                 first measure the machine's own 2-process scaling on the same ISL
+ *                             work without the pool: the in-process replay in one child process
+ *                             alone, then in two at once (--repeat times)
  *
  *   --suite drain             drains 200,000 mixed items (1k-token texts + corpus prompts) once,
  *                             in its own process: pending, items/s, peak RSS, RSS over time
@@ -53,7 +56,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
-import { workersBench } from "./workers.js";
+import { serialIslChild, workersBench } from "./workers.js";
 import { sidecarBench } from "./sidecar.js";
 import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
@@ -87,6 +90,15 @@ function positiveInt(s: string, what: string): number {
   return n;
 }
 
+/** Arguments that re-run this bench as another suite with the same corpora and engine options. */
+function childArgs(suite: string, v: Record<string, unknown>): string[] {
+  const args = [fileURLToPath(import.meta.url), "--suite", suite, "--tokenizer", String(v.tokenizer)];
+  for (const c of (v.corpus as string[] | undefined) ?? []) args.push("--corpus", c);
+  for (const k of ["template", "renderer", "cache-mb"]) if (v[k] !== undefined) args.push(`--${k}`, String(v[k]));
+  if (v["parse-tool-arguments"] === true) args.push("--parse-tool-arguments");
+  return args;
+}
+
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     options: {
@@ -100,6 +112,7 @@ async function main(): Promise<void> {
       kill: { type: "boolean", default: false },
       "no-serial": { type: "boolean", default: false },
       cold: { type: "boolean", default: false },
+      ceiling: { type: "boolean", default: false },
       "warm-every": { type: "string" },
       "worker-young-mb": { type: "string" },
       "worker-old-mb": { type: "string" },
@@ -150,7 +163,11 @@ async function main(): Promise<void> {
         resourceLimits,
         cold: v.cold,
         warmEvery: v["warm-every"] === undefined ? undefined : positiveInt(v["warm-every"], "--warm-every"),
+        ceiling: v.ceiling ? childArgs("serial-isl", v) : undefined,
       });
+      break;
+    case "serial-isl":
+      result = await serialIslChild(tauCorpora(v.corpus), engine, v["parse-tool-arguments"]);
       break;
     case "drain":
       result = await drainBench({

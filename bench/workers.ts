@@ -13,6 +13,7 @@
  * Pool startup is reported apart from the timed part. Ratios are against the 1-worker run of
  * the same repeat.
  */
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import type { ResourceLimits } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
@@ -23,7 +24,7 @@ import { detectCpus } from "../src/pool/cpus.js";
 import { replayLine } from "../src/pool/work.js";
 import { BatchQueue } from "../src/queue/queue.js";
 import type { QueueItem, QueueResult } from "../src/queue/types.js";
-import type { WireItem } from "../src/pool/protocol.js";
+import type { ReplayItemOptions, WireItem } from "../src/pool/protocol.js";
 
 export interface WorkersBenchOptions {
   corpora: string[];
@@ -48,6 +49,11 @@ export interface WorkersBenchOptions {
    * compiler runs on background threads, per worker).
    */
   warmEvery?: number;
+  /**
+   * When set, also measure the machine's own 2-process ceiling first (see machineCeiling): the
+   * arguments that re-run this bench as `--suite serial-isl` on the same corpora.
+   */
+  ceiling?: string[];
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -189,6 +195,16 @@ async function timeQueue(
   return { workers: n, seconds: r3(seconds), items: count, tokens, errors, main_elu: r3(elu.utilization), cpu_s: r3((cpu.user + cpu.system) / 1e6), other_cpu_s: busy0 === null || busy1 === null ? null : r3(Math.max(0, busy1 - busy0 - (cpu.user + cpu.system) / 1e6)), threads_cpu_s: splitThreads(th0, th1, workerTids), startup_s: r3(startup) };
 }
 
+function median(xs: number[]): number {
+  const s = xs.slice().sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : r3(((s[m - 1] as number) + (s[m] as number)) / 2);
+}
+
+function medians(r: Record<string, number[]>): Record<string, number> {
+  return Object.fromEntries(Object.entries(r).map(([k, xs]) => [k, median(xs)]));
+}
+
 function ratios(runs: RunResult[], rate: (r: RunResult) => number): Record<string, number[]> {
   const out: Record<string, number[]> = {};
   const ones = runs.filter((r) => r.workers === 1);
@@ -200,6 +216,57 @@ function ratios(runs: RunResult[], rate: (r: RunResult) => number): Record<strin
     (out[`${r.workers}_over_1`] ??= []).push(r3(rate(r) / rate(base)));
   }
   return out;
+}
+
+/** Times the in-process ISL replay of every line (warm code, the engine's caches as given). */
+function timeSerialIsl(dt: Deltatok, lines: string[], replay: ReplayItemOptions): { seconds: number; requests: number; tokens: number } {
+  let requests = 0;
+  let tokens = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < lines.length; i++) {
+    for (const r of replayLine(dt, lines[i] as string, i + 1, replay).records) {
+      requests++;
+      tokens += r.isl ?? 0;
+    }
+  }
+  return { seconds: (performance.now() - t0) / 1000, requests, tokens };
+}
+
+/**
+ * The child side of the ceiling measurement: warm on the whole ISL work, clear the caches, time
+ * one more pass in this process (no pool), print `{"seconds": …}`.
+ */
+export async function serialIslChild(corpora: string[], engine: DeltatokOptions, parseToolArguments: boolean): Promise<Record<string, unknown>> {
+  const lines = corpusLines(corpora);
+  const replay = { osl: false, parseToolArguments, chatTemplateKwargs: null };
+  const dt = await Deltatok.create(engine);
+  timeSerialIsl(dt, lines, replay);
+  dt.clearCache();
+  const r = timeSerialIsl(dt, lines, replay);
+  return { seconds: r3(r.seconds), requests: r.requests, tokens: r.tokens };
+}
+
+/**
+ * What this machine gives two copies of the ISL work without any pool: the serial replay alone
+ * in one child process, then in two child processes at once (`args` re-run this bench as
+ * `--suite serial-isl`). `throughput_2_over_1` = 2 × alone / mean(together), the scaling two
+ * independent processes reach; a pool cannot beat the hardware it runs on.
+ */
+async function machineCeiling(args: string[], repeat: number): Promise<Record<string, unknown>> {
+  const run = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (err, stdout) => {
+        if (err !== null) return reject(err);
+        resolve((JSON.parse(stdout) as { seconds: number }).seconds);
+      });
+    });
+  const runs: Array<{ alone_s: number; together_s: [number, number]; throughput_2_over_1: number }> = [];
+  for (let i = 0; i < repeat; i++) {
+    const alone = await run();
+    const together = (await Promise.all([run(), run()])) as [number, number];
+    runs.push({ alone_s: alone, together_s: together, throughput_2_over_1: r3((2 * alone) / ((together[0] + together[1]) / 2)) });
+  }
+  return { what: "in-process ISL replay (warm), one child process alone vs two at once; no pool", runs, median: median(runs.map((r) => r.throughput_2_over_1)) };
 }
 
 export async function workersBench(o: WorkersBenchOptions): Promise<Record<string, unknown>> {
@@ -231,14 +298,7 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
       for (const t of texts.slice(0, 100)) dt.countText(t);
       dt.clearCache();
     }
-    let req = 0;
-    let tok = 0;
-    const t0 = performance.now();
-    for (let i = 0; i < lines.length; i++) for (const r of replayLine(dt, lines[i] as string, i + 1, replay).records) {
-      req++;
-      tok += r.isl ?? 0;
-    }
-    const islS = (performance.now() - t0) / 1000;
+    const { seconds: islS, requests: req, tokens: tok } = timeSerialIsl(dt, lines, replay);
     let ttok = 0;
     const t1 = performance.now();
     for (const t of texts) ttok += dt.countText(t);
@@ -248,6 +308,8 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
       osl_text: { seconds: r3(txtS), texts: texts.length, tokens: ttok, texts_per_s: Math.round(texts.length / txtS), tokens_per_s: Math.round(ttok / txtS) },
     };
   }
+
+  const ceiling = o.ceiling === undefined ? null : await machineCeiling(o.ceiling, o.repeat);
 
   const isl: RunResult[] = [];
   const txt: RunResult[] = [];
@@ -268,13 +330,16 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
     warm_up: o.cold ? null : { conversations: warmIsl.length, every: warmEvery, texts: warmText.length, what: "run on every worker before timing, then conversation caches cleared" },
     resource_limits: o.resourceLimits,
     serial,
+    ceiling,
     isl: {
       runs: isl.map((r) => ({ ...r, requests_per_s: Math.round(r.items / r.seconds) })),
       ratios: ratios(isl, (r) => r.items / r.seconds),
+      median: medians(ratios(isl, (r) => r.items / r.seconds)),
     },
     osl_text: {
       runs: txt.map((r) => ({ ...r, texts_per_s: Math.round(r.items / r.seconds), tokens_per_s: Math.round(r.tokens / r.seconds) })),
       ratios: ratios(txt, (r) => r.items / r.seconds),
+      median: medians(ratios(txt, (r) => r.items / r.seconds)),
     },
   };
 }
