@@ -119,3 +119,43 @@ test("with the default bound a short backlog is not split", async () => {
   assert.equal(q.stats().stolen, 0);
   await q.close();
 });
+
+test("a conversation's items reach its worker in enqueue order, also when another worker hands them over from the shared lane", async () => {
+  const runner = new FakeRunner(2);
+  const q = await BatchQueue.create({ pool: runner, clock: new FakeClock(), intervalMs: 0, batchItems: 2, maxInFlightPerWorker: 1 });
+  const turn = (n: number) => ({ kind: "prompt" as const, messages: [{ role: "user", content: `turn ${n}` }], conversationId: "c", sticky: true });
+  // a new conversation's first turns wait in the shared lane; one worker takes the first batch
+  // (and so owns the conversation), the other deals the next turns over to it
+  for (let n = 1; n <= 6; n++) q.enqueue(turn(n), () => {});
+  const d = q.drain();
+  await new Promise((r) => setImmediate(r));
+  // later turns arrive while the owner is busy and earlier ones may still wait in the shared lane
+  for (let n = 7; n <= 10; n++) q.enqueue(turn(n), () => {});
+  await runner.completeAll();
+  await d;
+  const order = runner.sent.flatMap((b) => b.items.map((it) => Number(/turn (\d+)/.exec(it.k === "prompt" ? JSON.stringify(it.messages) : "")?.[1])));
+  assert.deepEqual(order, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "sent in enqueue order");
+  assert.equal(new Set(runner.sent.map((b) => b.slot)).size, 1, "all on the owner");
+  await q.close();
+});
+
+test("sticky items are not stolen and their conversation does not move, however long the owner's backlog", async () => {
+  const runner = new FakeRunner(2);
+  const q = await BatchQueue.create({ pool: runner, clock: new FakeClock(), intervalMs: 0, batchItems: 4, maxInFlightPerWorker: 1, rebalanceChars: 10 });
+  for (let i = 0; i < 40; i++) q.enqueue({ kind: "prompt", messages: [{ role: "user", content: "hot ".repeat(50) }], conversationId: "hot", sticky: true }, () => {});
+  const d = q.drain();
+  await runner.completeAll();
+  await d;
+  assert.equal(new Set(runner.sent.map((b) => b.slot)).size, 1);
+  assert.equal(q.stats().stolen, 0);
+  await q.close();
+});
+
+test("router: a sticky route keeps a healthy owner whatever its load", () => {
+  const r = new AffinityRouter(2, { splitFloor: 10 });
+  const a = r.route("a");
+  r.add(a, 1_000);
+  assert.equal(r.route("a", true), a);
+  assert.equal(r.stats().moved, 0);
+  assert.notEqual(r.route("a"), a, "not sticky: moved");
+});

@@ -10,6 +10,8 @@ import { Deltatok } from "../src/api/deltatok.js";
 import { PoolBackend } from "../src/serve/pool-backend.js";
 import { serve } from "../src/serve/server.js";
 import { trajectoryJson } from "../src/api/trajectory.js";
+import { readFileSync } from "node:fs";
+import { repoPath } from "./helpers/paths.js";
 
 const convo = [
   { role: "system", content: "You are terse." },
@@ -47,4 +49,46 @@ test("pooled sidecar: counts, ids, trajectories and prefixes equal the in-proces
   assert.equal(result(5).count, 2);
   assert.deepEqual(result(6), trajectoryJson(dt.tokenizeTrajectory(convo)));
   assert.equal((answers.get(7)?.error as { code: string }).code, "DT_INVALID_MESSAGES");
+});
+
+test("pooled sidecar, 2 workers, 64 in flight: a growing conversation's prefixes never miss (no DT_PREFIX_UNKNOWN) and counts equal in-process", async () => {
+  const lines = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").trim().split("\n");
+  const dt = await Deltatok.create({ date: "2026-11-30" });
+  // the requests a harness sends for each assistant turn, as the Python client words them
+  const bodies: string[] = [];
+  const want: number[] = [];
+  for (const line of lines) {
+    const c = JSON.parse(line) as { id: string; messages: Array<{ role: string }>; tools?: unknown[] };
+    let prev: { state: number; length: number } | null = null;
+    c.messages.forEach((m, k) => {
+      if (m.role !== "assistant") return;
+      const state = bodies.length;
+      const msgs = c.messages.slice(0, k);
+      const params =
+        prev === null
+          ? { messages: msgs, tools: c.tools, conversation_id: c.id, state }
+          : { messages: msgs.slice(prev.length), prefix: prev, conversation_id: c.id, state };
+      bodies.push(JSON.stringify(params));
+      want.push(dt.countPrompt(msgs, { tools: c.tools as never }));
+      prev = { state, length: msgs.length };
+    });
+  }
+  // up to 64 requests in flight, several of them turns of one conversation
+  const backend = await PoolBackend.create({ date: "2026-11-30" }, 2);
+  const got: Array<number | string> = new Array(bodies.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < bodies.length) {
+        const i = next++;
+        try {
+          got[i] = ((await backend.callRaw("count_prompt", bodies[i] as string)) as { count: number }).count;
+        } catch (e) {
+          got[i] = (e as { code: string }).code;
+        }
+      }
+    }),
+  );
+  await backend.close();
+  assert.deepEqual(got, want);
 });

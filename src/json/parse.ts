@@ -16,6 +16,8 @@ import { PyFloat, isArrayIndexKey, setKeyOrder } from "./values.js";
 const MAX_DEPTH = 5000;
 /** Next character that ends the fast scan of a string body. */
 const STRING_SPECIAL = /["\\\x00-\x1f]/g;
+/** String literals longer than this many characters (quotes included) are decoded by JSON.parse. */
+const FLAT_MIN = 12;
 
 class Parser {
   readonly s: string;
@@ -186,6 +188,12 @@ class Parser {
       const c = s.charCodeAt(j);
       if (c === 34) {
         this.pos = j + 1;
+        // The literal is valid here (escapes and control characters were checked on the way), so
+        // the engine's own JSON.parse decodes it to the same string, as a fresh flat one. A
+        // slice would be a view that keeps the whole request text alive (and two-byte when the
+        // text has any non-Latin-1 character); escapes would make a rope. Either costs every
+        // later pass over the string (validation, hashing, tokenization) and memory.
+        if (j - start > FLAT_MIN) return JSON.parse(s.slice(start, j + 1)) as string;
         return out.length === 0 ? s.slice(i, j) : out + s.slice(i, j);
       }
       if (c !== 92) return this.fail("Invalid control character at", j);

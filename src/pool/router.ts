@@ -117,14 +117,17 @@ export class AffinityRouter {
     return best;
   }
 
-  /** The owner slot of `key`, assigning or moving it as the policy says. -1: no healthy slot. */
-  route(key: string): number {
+  /**
+   * The owner slot of `key`, assigning or moving it as the policy says. `sticky`: the item needs
+   * state only its owner holds, so a healthy owner keeps it whatever its load. -1: no healthy slot.
+   */
+  route(key: string, sticky = false): number {
     const owner = this.#owner.get(key);
     if (owner !== undefined) {
       if (this.#healthy[owner]) {
-        const min = this.lightest(-1, owner);
+        const min = sticky ? owner : this.lightest(-1, owner);
         const lo = min < 0 ? 0 : (this.#load[min] as number);
-        if ((this.#load[owner] as number) <= 2 * lo + this.#splitFloor) {
+        if (sticky || (this.#load[owner] as number) <= 2 * lo + this.#splitFloor) {
           // refresh recency (Map keeps insertion order: oldest first)
           this.#owner.delete(key);
           this.#owner.set(key, owner);

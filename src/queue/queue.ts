@@ -77,6 +77,8 @@ interface Entry {
   avoid: number;
   /** Send alone (a retry). */
   single: boolean;
+  /** Relies on state held by its conversation's worker: never stolen, its conversation never moved. */
+  sticky: boolean;
   settled: boolean;
   /** Slot whose load includes this entry's cost, or -1. */
   slot: number;
@@ -161,6 +163,13 @@ export class BatchQueue extends EventEmitter {
   readonly #router: AffinityRouter;
   readonly #slots: Slot[];
   readonly #shared = new Deque<Entry>();
+  /**
+   * Keys with entries in the shared lane, and how many. While a conversation has an entry there,
+   * its later entries queue there too (behind it), so the entries of one conversation reach its
+   * worker in the order they were enqueued: an owned entry is never queued ahead of an earlier
+   * one still waiting in the shared lane.
+   */
+  readonly #sharedKeys = new Map<string, number>();
   readonly #inflight = new Set<Batch>();
   readonly #chains = new ChainHasher();
   #seq = 0;
@@ -240,6 +249,7 @@ export class BatchQueue extends EventEmitter {
       attempts: 0,
       avoid: -1,
       single: false,
+      sticky: (item as { sticky?: unknown }).sticky === true,
       settled: false,
       slot: -1,
     };
@@ -378,12 +388,13 @@ export class BatchQueue extends EventEmitter {
    * with room takes and thereby owns (late binding: new work goes where there is room now).
    */
   #place(e: Entry): void {
-    if (e.avoid < 0 && (e.key === null || this.#router.ownerOf(e.key) === undefined)) {
+    if (e.avoid < 0 && (e.key === null || this.#router.ownerOf(e.key) === undefined || this.#sharedKeys.has(e.key))) {
       this.#shared.push(e);
+      if (e.key !== null) this.#sharedKeys.set(e.key, (this.#sharedKeys.get(e.key) ?? 0) + 1);
       this.#queued++;
       return;
     }
-    const slot = e.avoid >= 0 ? this.#router.lightest(e.avoid) : this.#router.route(e.key as string);
+    const slot = e.avoid >= 0 ? this.#router.lightest(e.avoid) : this.#router.route(e.key as string, e.sticky);
     if (slot < 0) {
       this.#settleInfra(e, "DT_WORKER_CRASHED", "no worker is able to run items", null);
       return;
@@ -481,6 +492,9 @@ export class BatchQueue extends EventEmitter {
         sh.shift();
         budget.shared--;
         if (next.key !== null) {
+          const left = (this.#sharedKeys.get(next.key) ?? 1) - 1;
+          if (left > 0) this.#sharedKeys.set(next.key, left);
+          else this.#sharedKeys.delete(next.key);
           const owner = this.#router.ownerOf(next.key);
           if (owner === undefined || !this.#router.isHealthy(owner)) this.#router.assign(next.key, s.index);
           else if (owner !== s.index) {
@@ -516,7 +530,7 @@ export class BatchQueue extends EventEmitter {
     let chars = 0;
     while (out.length < n) {
       const e = victim.deque.pop() as Entry;
-      if (e.single || (out.length > 0 && chars + e.cost > this.#o.batchChars)) {
+      if (e.single || e.sticky || (out.length > 0 && chars + e.cost > this.#o.batchChars)) {
         victim.deque.push(e);
         break;
       }
@@ -653,6 +667,7 @@ export class BatchQueue extends EventEmitter {
     const all: Entry[] = [];
     for (const s of this.#slots) all.push(...s.deque.drainAll());
     all.push(...this.#shared.drainAll());
+    this.#sharedKeys.clear();
     this.#queued = 0;
     all.sort((a, b) => a.seq - b.seq);
     for (const e of all) {

@@ -31,10 +31,14 @@ export type MessageItem =
  * recognized by its tools and leading messages (every message up to and including the first
  * that is not system/developer), so turns of one conversation meet again while conversations
  * that only share a system prompt still spread.
+ *
+ * `sticky` (with `conversationId`) says the item relies on state its conversation's worker holds
+ * (a conversation prefix, src/api/conversations.ts): it is never stolen by an idle worker, and
+ * its conversation is not moved off a healthy owner, since the state would not follow it.
  */
 export type PromptItem =
-  | { kind: "prompt" | "ids" | "trajectory"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string }
-  | { kind: "prompt" | "ids" | "trajectory"; json: string; options?: PromptOptions; conversationId?: string };
+  | { kind: "prompt" | "ids" | "trajectory"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string; sticky?: boolean }
+  | { kind: "prompt" | "ids" | "trajectory"; json: string; options?: PromptOptions; conversationId?: string; sticky?: boolean };
 
 /**
  * Every request of one corpus line (`{"id", "messages", "tools"?, "chat_template_kwargs"?}`),

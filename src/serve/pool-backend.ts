@@ -91,7 +91,11 @@ export class PoolBackend implements Backend {
       const cid = smallJson(topLevelRaw(paramsRaw, "conversation_id"));
       const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : "trajectory";
       const item: QueueItem = { kind, json: paramsRaw };
-      if (typeof cid === "string" || typeof cid === "number") item.conversationId = String(cid);
+      if (typeof cid === "string" || typeof cid === "number") {
+        item.conversationId = String(cid);
+        // a prefix refers to, and a state updates, what this conversation's worker holds
+        if (topLevelRaw(paramsRaw, "prefix") !== null || topLevelRaw(paramsRaw, "state") !== null) item.sticky = true;
+      }
       return item;
     }
     if (method === "count_message") {
