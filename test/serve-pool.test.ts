@@ -1,5 +1,5 @@
 /**
- * The sidecar through the worker pool (what `deltatok serve` does by default): every method
+ * The sidecar through the worker pool (`deltatok serve` by default from 4 CPUs on): every method
  * answers as the in-process engine does, including tokenize_trajectory and conversation prefixes.
  */
 import { test } from "node:test";
@@ -12,6 +12,7 @@ import { serve } from "../src/serve/server.js";
 import { trajectoryJson } from "../src/api/trajectory.js";
 import { readFileSync } from "node:fs";
 import { repoPath } from "./helpers/paths.js";
+import { serveDefaultWorkers } from "../src/cli/main.js";
 
 const convo = [
   { role: "system", content: "You are terse." },
@@ -91,4 +92,8 @@ test("pooled sidecar, 2 workers, 64 in flight: a growing conversation's prefixes
   );
   await backend.close();
   assert.deepEqual(got, want);
+});
+
+test("serve's default worker count: in-thread below 4 CPUs, else all CPUs but one (left to the harness)", () => {
+  assert.deepEqual([1, 2, 3, 4, 8, 64].map(serveDefaultWorkers), [0, 0, 0, 3, 7, 63]);
 });

@@ -50,7 +50,8 @@ Options:
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
   --workers N|auto             replay/serve: run on N worker threads (auto: the CPUs this process
-                               may use); 0: in this thread. replay default 0, serve default auto.
+                               may use); 0: in this thread. replay default 0; serve default
+                               CPUs - 1 from 4 CPUs on, else 0.
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
   --max-diffs N                verify: differences listed in the summary (default 20)
@@ -279,9 +280,19 @@ async function cmdTokenize(file: string, v: Values): Promise<number> {
   return v.strict === true && summary.errors > 0 ? 1 : 0;
 }
 
+/**
+ * `deltatok serve`'s worker threads when --workers is not given, from the CPUs this process may
+ * use. A sidecar shares the machine with the harness that calls it, and a pooled request pays a
+ * thread hop: with fewer than 4 CPUs the main thread alone answers faster (src/pool/README.md,
+ * "Sidecar"); from 4 on, the pool gets all but one CPU, which is left to the harness.
+ */
+export function serveDefaultWorkers(cpus: number): number {
+  return cpus >= 4 ? cpus - 1 : 0;
+}
+
 async function cmdServe(v: Values): Promise<number> {
   const engine = engineOptions(v);
-  const workers = v.workers === undefined ? detectCpus().count : workersFlag(v);
+  const workers = v.workers === undefined ? serveDefaultWorkers(detectCpus().count) : workersFlag(v);
   let port: number | undefined;
   if (v.port !== undefined) {
     port = Number(v.port);
