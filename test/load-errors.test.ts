@@ -10,23 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { DeltatokError } from "../src/errors.js";
 import { loadTokenizer } from "../src/load/index.js";
 import { repoPath } from "./helpers/paths.js";
+import { rejectsWith } from "./helpers/errors.js";
 
 const fx = (name: string): string => repoPath("test", "fixtures", "load", name);
-
-async function rejectsWith(p: Promise<unknown>, code: string, ...inMessage: string[]): Promise<DeltatokError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DeltatokError, `expected a DeltatokError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    for (const s of inMessage) assert.ok(e.message.includes(s), `"${e.message}" should mention ${s}`);
-    return e;
-  }
-  assert.fail(`expected rejection with ${code}`);
-}
 
 let tmp: string;
 let tokText: string;

@@ -5,38 +5,19 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, mkdir, readFile, symlink, utimes, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { DeltatokError } from "../src/errors.js";
 import { BUNDLED_TOKENIZERS, hubCacheDir, loadTokenizer } from "../src/load/index.js";
 import { loadTokenizerWith } from "../src/load/load.js";
 import { ROOT } from "./helpers/paths.js";
+import { rejectsWith, useTempDir } from "./helpers/errors.js";
 
 const FIXTURES = join(ROOT, "test", "fixtures", "load");
 const TINY = join(FIXTURES, "tiny");
 
-async function rejectsWith(p: Promise<unknown>, code: string, inMessage?: string): Promise<DeltatokError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DeltatokError, `expected a DeltatokError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    if (inMessage !== undefined) assert.ok(e.message.includes(inMessage), `"${e.message}" should mention ${inMessage}`);
-    return e;
-  }
-  assert.fail(`expected rejection with ${code}`);
-}
-
-let tmp: string;
-before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "deltatok-load-resolve-"));
-});
-after(async () => {
-  await rm(tmp, { recursive: true, force: true });
-});
+const tempDir = useTempDir("deltatok-load-resolve-");
 
 /** Builds `<cache>/models--org--name/` with the given snapshots (each a copy of the tiny fixture). */
 async function makeHubRepo(cache: string, repoId: string, snapshots: string[], main?: string): Promise<string> {
@@ -100,13 +81,13 @@ describe("local paths", () => {
   });
 
   test("a directory without tokenizer.json is DT_TOKENIZER_NOT_FOUND naming the file", async () => {
-    const empty = join(tmp, "empty-dir");
+    const empty = join(tempDir(), "empty-dir");
     await mkdir(empty, { recursive: true });
     await rejectsWith(loadTokenizer(empty), "DT_TOKENIZER_NOT_FOUND", join(empty, "tokenizer.json"));
   });
 
   test("a missing path is DT_TOKENIZER_NOT_FOUND naming it", async () => {
-    const missing = join(tmp, "does", "not", "exist");
+    const missing = join(tempDir(), "does", "not", "exist");
     await rejectsWith(loadTokenizer(missing), "DT_TOKENIZER_NOT_FOUND", missing);
     await rejectsWith(loadTokenizer("./no-such-tokenizer-dir"), "DT_TOKENIZER_NOT_FOUND", "no-such-tokenizer-dir");
   });
@@ -119,7 +100,7 @@ describe("local paths", () => {
 
 describe("hub cache (offline)", () => {
   test("HF_HUB_CACHE with refs/main picks the named snapshot", async () => {
-    const cache = join(tmp, "hub-a");
+    const cache = join(tempDir(), "hub-a");
     await makeHubRepo(cache, "acme/tiny-chat", ["aaaa1111", "bbbb2222"], "bbbb2222");
     const t = await loadTokenizer("acme/tiny-chat", { env: { HF_HUB_CACHE: cache } });
     assert.equal(t.origin, "hub-cache");
@@ -129,7 +110,7 @@ describe("hub cache (offline)", () => {
   });
 
   test("snapshot files that are symlinks into blobs/ (the real cache layout) load", async () => {
-    const cache = join(tmp, "hub-links");
+    const cache = join(tempDir(), "hub-links");
     const repo = join(cache, "models--acme--linked");
     const snap = join(repo, "snapshots", "9999aaaa");
     await mkdir(join(repo, "blobs"), { recursive: true });
@@ -154,7 +135,7 @@ describe("hub cache (offline)", () => {
   });
 
   test("HF_HOME is used (as $HF_HOME/hub) when HF_HUB_CACHE is not set", async () => {
-    const home = join(tmp, "hf-home");
+    const home = join(tempDir(), "hf-home");
     await makeHubRepo(join(home, "hub"), "acme/home-model", ["cccc3333"], "cccc3333");
     const t = await loadTokenizer("acme/home-model", { env: { HF_HOME: home } });
     assert.equal(t.dir, join(home, "hub", "models--acme--home-model", "snapshots", "cccc3333"));
@@ -165,14 +146,14 @@ describe("hub cache (offline)", () => {
   });
 
   test("without refs/main, the only snapshot is used", async () => {
-    const cache = join(tmp, "hub-b");
+    const cache = join(tempDir(), "hub-b");
     await makeHubRepo(cache, "acme/one-snap", ["dddd4444"]);
     const t = await loadTokenizer("acme/one-snap", { env: { HF_HUB_CACHE: cache } });
     assert.equal(t.dir, join(cache, "models--acme--one-snap", "snapshots", "dddd4444"));
   });
 
   test("without refs/main, the most recently modified of several snapshots is used", async () => {
-    const cache = join(tmp, "hub-c");
+    const cache = join(tempDir(), "hub-c");
     const repo = await makeHubRepo(cache, "acme/many-snaps", ["old00000", "new11111", "mid22222"]);
     const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
     await utimes(join(repo, "snapshots", "old00000"), at(1), at(1));
@@ -183,7 +164,7 @@ describe("hub cache (offline)", () => {
   });
 
   test("a model that is not cached is DT_TOKENIZER_NOT_FOUND naming the paths tried", async () => {
-    const cache = join(tmp, "hub-empty");
+    const cache = join(tempDir(), "hub-empty");
     await mkdir(cache, { recursive: true });
     const e = await rejectsWith(
       loadTokenizer("acme/absent-model", { env: { HF_HUB_CACHE: cache } }),
@@ -194,7 +175,7 @@ describe("hub cache (offline)", () => {
   });
 
   test("refs/main naming a missing snapshot is DT_TOKENIZER_NOT_FOUND naming it", async () => {
-    const cache = join(tmp, "hub-d");
+    const cache = join(tempDir(), "hub-d");
     const repo = await makeHubRepo(cache, "acme/dangling", ["eeee5555"], "ffff6666");
     await rejectsWith(
       loadTokenizer("acme/dangling", { env: { HF_HUB_CACHE: cache } }),
@@ -204,7 +185,7 @@ describe("hub cache (offline)", () => {
   });
 
   test("a snapshot without tokenizer.json is DT_TOKENIZER_NOT_FOUND naming the file", async () => {
-    const cache = join(tmp, "hub-e");
+    const cache = join(tempDir(), "hub-e");
     const snap = join(cache, "models--acme--configs-only", "snapshots", "abcd0000");
     await mkdir(snap, { recursive: true });
     await writeFile(join(snap, "config.json"), "{}");

@@ -6,41 +6,22 @@
  */
 
 import assert from "node:assert/strict";
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { DeltatokError } from "../src/errors.js";
 import { loadTokenizer } from "../src/load/index.js";
 import { ROOT } from "./helpers/paths.js";
+import { rejectsWith, useTempDir } from "./helpers/errors.js";
 
 const FIXTURES = join(ROOT, "test", "fixtures", "load");
 const fx = (name: string): string => join(FIXTURES, name);
 
-async function rejectsWith(p: Promise<unknown>, code: string, inMessage?: string): Promise<DeltatokError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DeltatokError, `expected a DeltatokError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    if (inMessage !== undefined) assert.ok(e.message.includes(inMessage), `"${e.message}" should mention ${inMessage}`);
-    return e;
-  }
-  assert.fail(`expected rejection with ${code}`);
-}
-
-let tmp: string;
-before(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "deltatok-load-templates-"));
-});
-after(async () => {
-  await rm(tmp, { recursive: true, force: true });
-});
+const tempDir = useTempDir("deltatok-load-templates-");
 
 /** A copy of the tiny fixture with extra files written into it. */
 async function tinyWith(name: string, files: Record<string, string>): Promise<string> {
-  const dir = join(tmp, name);
+  const dir = join(tempDir(), name);
   await cp(fx("no-config"), dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) {
     const path = join(dir, file);
@@ -190,7 +171,7 @@ describe("overrides (options.chatTemplate, options.chatTemplateFile)", () => {
   });
 
   test("a chatTemplateFile that does not exist is DT_TEMPLATE_NOT_FOUND naming it", async () => {
-    const file = join(tmp, "nope.jinja");
+    const file = join(tempDir(), "nope.jinja");
     await rejectsWith(loadTokenizer(fx("tiny"), { chatTemplateFile: file }), "DT_TEMPLATE_NOT_FOUND", file);
   });
 

@@ -311,35 +311,28 @@ function pyStrOrErr(v: unknown): string {
   throw typeError(`sequence item 0: expected str instance, ${typeName(v)} found`);
 }
 
+/** Jinja2's error for a filter or test name that does not exist (an undefined name says why). */
+function noSuchCallable(kind: "filter" | "test", name: unknown): PyError {
+  let msg = `No ${kind} named ${pyRepr(name)}.`;
+  if (name instanceof Undefined) {
+    try {
+      failUndefined(name);
+    } catch (e) {
+      msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
+    }
+  }
+  return new PyError("TemplateRuntimeError", msg);
+}
+
 function callFilterByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): unknown {
   const f = typeof name === "string" ? FILTERS.get(name) : undefined;
-  if (f === undefined) {
-    let msg = `No filter named ${pyRepr(name)}.`;
-    if (name instanceof Undefined) {
-      try {
-        failUndefined(name);
-      } catch (e) {
-        msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
-      }
-    }
-    throw new PyError("TemplateRuntimeError", msg);
-  }
+  if (f === undefined) throw noSuchCallable("filter", name);
   return f(rs, value, args, kwargs);
 }
 
 export function callTestByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): boolean {
   const f = typeof name === "string" ? TESTS.get(name) : undefined;
-  if (f === undefined) {
-    let msg = `No test named ${pyRepr(name)}.`;
-    if (name instanceof Undefined) {
-      try {
-        failUndefined(name);
-      } catch (e) {
-        msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
-      }
-    }
-    throw new PyError("TemplateRuntimeError", msg);
-  }
+  if (f === undefined) throw noSuchCallable("test", name);
   return f(rs, value, args, kwargs);
 }
 
