@@ -70,23 +70,24 @@ export interface EncoderSource {
 
 // ---- tokenizer tuning -----------------------------------------------------------------------
 //
-// Two helpers inside @huggingface/tokenizers' pipeline dominate what an encode allocates and
-// spends outside the actual merging (src/pool/README.md, "Measured"):
+// Three pieces of @huggingface/tokenizers' pipeline dominate what an encode allocates and
+// spends outside the actual merging (DESIGN.md, "Tokenizer tuning", has the measurements):
 //
 // - the ByteLevel pre-tokenizer turns every pre-token into bytes with `TextEncoder.encode`, a
 //   fresh off-heap ArrayBuffer per pre-token (malloc, registration, a background sweep, free),
-//   then iterates it with `Array.from`, one iterator result object per byte;
+//   then maps them with `Array.from`, one iterator result object per byte, and joins the chars;
 // - the BPE model memoizes `bpe(word)` in an LRU built on a Map whose every hit deletes and
 //   re-inserts the key (four hash operations and a tombstone; Map.set alone was ~16% of a worker's
 //   CPU on ISL replay).
 //
-// Both are pure functions of their input, so equivalent stand-ins give the same ids: a text
+// All are pure functions of their input, so equivalent stand-ins give the same ids: a text
 // encoder that writes into one scratch buffer and hands out a (non-iterable, so Array.from reads
-// it by index) view of exactly the encoded bytes, consumed before the next call; and a two-
-// generation memo (hits are one lookup; a full generation becomes the old one). They are
-// installed only into components whose shape is recognized, and only after a probe encodes the
-// same ids with and without them; otherwise the tokenizer is left as it was. The tokenizer object
-// is changed in place (it is shared by the engines of one thread), once.
+// it by index) view of exactly the encoded bytes, consumed before the next call; the same split
+// and byte mapping with the mapped form of short pre-tokens memoized; and a two-generation memo
+// for BPE (hits are one lookup; a full generation becomes the old one). They are installed only
+// into components whose shape is recognized, and only after a probe encodes the same ids with and
+// without them; otherwise the tokenizer is left as it was. The tokenizer object is changed in
+// place (it is shared by the engines of one thread), once.
 
 const tuned = new WeakMap<object, boolean>();
 
