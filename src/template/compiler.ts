@@ -981,7 +981,12 @@ export class Compiler {
     }
   }
 
-  private forStmt(node: ForNode, frame: Frame): Ex {
+  /**
+   * The frames of a for loop (body and else) with their symbols analyzed, as Jinja2's
+   * CodeGenerator sets them up; whether the body uses the `loop` variable (`extended`) and its
+   * slot (-1 when not). Shared by the plain and the tracked loop.
+   */
+  private loopFrames(node: ForNode, frame: Frame): { loopFrame: Frame; elseFrame: Frame; extended: boolean; loopSlot: number } {
     const loopFrame = frame.inner(node.recursive ? new FuncScope(frame.func) : frame.func);
     loopFrame.loopFrame = true;
     const elseFrame = frame.inner(loopFrame.func);
@@ -1002,6 +1007,11 @@ export class Compiler {
     if (node.else_.length > 0) elseFrame.symbols.analyzeNode(node, "else");
     loopFrame.register();
     if (extended) loopSlot = locate(loopFrame.func, loopFrame.symbols.ref("loop")).slot;
+    return { loopFrame, elseFrame, extended, loopSlot };
+  }
+
+  private forStmt(node: ForNode, frame: Frame): Ex {
+    const { loopFrame, elseFrame, extended, loopSlot } = this.loopFrames(node, frame);
 
     // the optional `if` filter: a nested generator function with the test frame
     let filterFn: ((rs: RenderState, a: Act, src: unknown[] | PyIter) => PyIter) | null = null;
@@ -1154,26 +1164,7 @@ export class Compiler {
    * filtered or recursive loops, iterators) the loop runs inside its unit.
    */
   private tForStmt(node: ForNode, frame: Frame): Ex {
-    const loopFrame = frame.inner(node.recursive ? new FuncScope(frame.func) : frame.func);
-    loopFrame.loopFrame = true;
-    const elseFrame = frame.inner(loopFrame.func);
-    if (node.recursive) elseFrame.loopDepth = 0;
-    loopFrame.loopDepth = (node.recursive ? 0 : frame.loopDepth) + 1;
-
-    const extended =
-      node.recursive || findUndeclared(node.body, ["loop"]).has("loop") || findAll(node, "Block").some((b) => (b as { scoped: boolean }).scoped);
-    for (const n of findAll(node, "Name")) {
-      const nn = n as { name: string; ctx: string; lineno: number };
-      if (nn.ctx === "store" && nn.name === "loop") {
-        throw syntaxError("Can't assign to special loop variable in for-loop target", nn.lineno, "TemplateAssertionError");
-      }
-    }
-    let loopSlot = -1;
-    if (extended) loopFrame.symbols.declareParameter("loop");
-    loopFrame.symbols.analyzeNode(node, "body");
-    if (node.else_.length > 0) elseFrame.symbols.analyzeNode(node, "else");
-    loopFrame.register();
-    if (extended) loopSlot = locate(loopFrame.func, loopFrame.symbols.ref("loop")).slot;
+    const { loopFrame, elseFrame, extended, loopSlot } = this.loopFrames(node, frame);
 
     let filterFn: ((rs: RenderState, a: Act, src: unknown[] | PyIter) => PyIter) | null = null;
     if (node.test !== null) {

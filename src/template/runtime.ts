@@ -601,14 +601,16 @@ function sliceIndex(v: unknown): number | null {
   throw typeError("slice indices must be integers or None or have an __index__ method");
 }
 
-/** Element indices selected by a Python slice over a sequence of `len` items. */
-export function sliceIndices(len: number, startV: unknown, stopV: unknown, stepV: unknown): number[] {
+/**
+ * [start, step, count] of a Python slice over a sequence of `len` items: its first index, its
+ * step and how many items it selects (slice.indices, then the count), in O(1).
+ */
+export function sliceBounds(len: number, startV: unknown, stopV: unknown, stepV: unknown): [number, number, number] {
   const stepN = sliceIndex(stepV);
   const step = stepN === null ? 1 : stepN;
   if (step === 0) throw valueError("slice step cannot be zero");
   let start = sliceIndex(startV);
   let stop = sliceIndex(stopV);
-  const out: number[] = [];
   if (step > 0) {
     if (start === null) start = 0;
     else if (start < 0) start = Math.max(0, start + len);
@@ -616,16 +618,22 @@ export function sliceIndices(len: number, startV: unknown, stopV: unknown, stepV
     if (stop === null) stop = len;
     else if (stop < 0) stop = Math.max(0, stop + len);
     else if (stop > len) stop = len;
-    for (let i = start; i < stop; i += step) out.push(i);
-  } else {
-    if (start === null) start = len - 1;
-    else if (start < 0) start = Math.max(-1, start + len);
-    else if (start >= len) start = len - 1;
-    if (stop === null) stop = -1;
-    else if (stop < 0) stop = Math.max(-1, stop + len);
-    else if (stop >= len) stop = len - 1;
-    for (let i = start; i > stop; i += step) out.push(i);
+    return [start, step, stop > start ? Math.floor((stop - start + step - 1) / step) : 0];
   }
+  if (start === null) start = len - 1;
+  else if (start < 0) start = Math.max(-1, start + len);
+  else if (start >= len) start = len - 1;
+  if (stop === null) stop = -1;
+  else if (stop < 0) stop = Math.max(-1, stop + len);
+  else if (stop >= len) stop = len - 1;
+  return [start, step, start > stop ? Math.floor((start - stop - step - 1) / -step) : 0];
+}
+
+/** Element indices selected by a Python slice over a sequence of `len` items. */
+export function sliceIndices(len: number, startV: unknown, stopV: unknown, stepV: unknown): number[] {
+  const [start, step, count] = sliceBounds(len, startV, stopV, stepV);
+  const out = new Array<number>(count);
+  for (let k = 0; k < count; k++) out[k] = start + k * step;
   return out;
 }
 

@@ -21,7 +21,8 @@
  */
 import { PyFloat, keysOf } from "../json/values.js";
 import { dataValue, dictGet, dictKeys, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "./ops.js";
-import { Macro, LoopContext, TemplateReference, ValidationAbortError, type Act, type RenderState } from "./runtime.js";
+import { Macro, LoopContext, TemplateReference, ValidationAbortError, sliceBounds, type Act, type RenderState } from "./runtime.js";
+import { loopAttr } from "./methods.js";
 import { naiveFrom, strftime } from "./strftime.js";
 import { MISSING, Markup, MissingType, Namespace, PyDict, PyFunction, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 
@@ -277,45 +278,11 @@ function sliceView(b: unknown, sargs: unknown[]): unknown {
   const n = seqLen(b);
   if (n < 0) return NOTFOUND;
   try {
-    const st = sliceStartStep(n, sargs[0], sargs[1], sargs[2]);
+    const st = sliceBounds(n, sargs[0], sargs[1], sargs[2]);
     return new SeqView(b, st[0], st[1], st[2]);
   } catch {
     return NOTFOUND;
   }
-}
-
-/** [start, step, count] of a Python slice over `len` items, in O(1) (runtime.sliceIndices' normalization). */
-export function sliceStartStep(len: number, startV: unknown, stopV: unknown, stepV: unknown): [number, number, number] {
-  const norm = (v: unknown): number | null => {
-    if (v === null || v === undefined) return null;
-    if (typeof v === "number" && Number.isInteger(v)) return v;
-    if (typeof v === "boolean") return v ? 1 : 0;
-    if (typeof v === "bigint") return v > 0n ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
-    throw new Error("bad slice index");
-  };
-  const stepN = norm(stepV);
-  const step = stepN === null ? 1 : stepN;
-  if (step === 0) throw new Error("zero step");
-  let start = norm(startV);
-  let stop = norm(stopV);
-  if (step > 0) {
-    if (start === null) start = 0;
-    else if (start < 0) start = Math.max(0, start + len);
-    else if (start > len) start = len;
-    if (stop === null) stop = len;
-    else if (stop < 0) stop = Math.max(0, stop + len);
-    else if (stop > len) stop = len;
-    const count = stop > start ? Math.floor((stop - start + step - 1) / step) : 0;
-    return [start, step, count];
-  }
-  if (start === null) start = len - 1;
-  else if (start < 0) start = Math.max(-1, start + len);
-  else if (start >= len) start = len - 1;
-  if (stop === null) stop = -1;
-  else if (stop < 0) stop = Math.max(-1, stop + len);
-  else if (stop >= len) stop = len - 1;
-  const count = start > stop ? Math.floor((start - stop - step - 1) / -step) : 0;
-  return [start, step, count];
 }
 
 /** Python obj[k] on caller data without the attribute fallback: the value, MISSING, or NOTFOUND. */
@@ -1524,8 +1491,7 @@ export class Tracker {
   /** Whether `rec` can stand for the unit about to run in the current state. */
   validate(rec: Rec, a: Act): boolean {
     const rs = this.rs;
-    if (rec.bad || rec.ae !== rs.autoescape) return false;
-    if (rs.steps + rec.steps > rs.maxSteps || this.rootLen() + rec.out.length > rs.maxChars) return false;
+    if (!this.admissible(rec)) return false;
     const steps = rs.steps;
     this.validating = true;
     try {
@@ -1536,6 +1502,13 @@ export class Tracker {
       this.validating = false;
       rs.steps = steps;
     }
+  }
+
+  /** Whether a record may be considered at all: sound, same autoescaping, within the budgets. */
+  private admissible(rec: Rec): boolean {
+    const rs = this.rs;
+    if (rec.bad || rec.ae !== rs.autoescape) return false;
+    return rs.steps + rec.steps <= rs.maxSteps && this.rootLen() + rec.out.length <= rs.maxChars;
   }
 
   private rootLen(): number {
@@ -1781,8 +1754,7 @@ export class Tracker {
   reuseIter(recIn: Rec, a: Act, scope: () => void, ord = 0): Rec | null {
     const rs = this.rs;
     let rec = recIn;
-    if (rec.bad || rec.ae !== rs.autoescape) return null;
-    if (rs.steps + rec.steps > rs.maxSteps || this.rootLen() + rec.out.length > rs.maxChars) return null;
+    if (!this.admissible(rec)) return null;
     const steps = rs.steps;
     this.validating = true;
     this.scopeFn = scope;
@@ -1997,7 +1969,7 @@ export function elemPaths(p: Path, tk: Tracker): (i: number) => Path {
     else {
       const args = base.sargs as unknown[];
       try {
-        const [st, sp] = sliceStartStep(n, args[0], args[1], args[2]);
+        const [st, sp] = sliceBounds(n, args[0], args[1], args[2]);
         layers.push([st, sp]);
       } catch {
         break;
@@ -2040,33 +2012,15 @@ function truthOf(v: unknown): boolean {
 /** A loop attribute's value now, without side effects (its path in tk.lp); NOTFOUND if unsupported. */
 function loopAttrNow(lc: LoopContext, attr: string, tk: Tracker): unknown {
   tk.lp = null;
-  switch (attr) {
-    case "index0":
-      return lc.index0;
-    case "index":
-      return lc.index;
-    case "revindex":
-      return lc.revindex;
-    case "revindex0":
-      return lc.revindex0;
-    case "first":
-      return lc.first;
-    case "last":
-      return lc.last;
-    case "length":
-      return lc.length;
-    case "depth":
-      return lc.depth;
-    case "depth0":
-      return lc.depth0;
-    case "previtem":
-    case "nextitem": {
-      const v = attr === "previtem" ? lc.previtem : lc.nextitem;
-      if (lc.tkItemPath !== null && !(v instanceof Undefined)) tk.lp = lc.tkItemPath(lc.index0 + (attr === "previtem" ? -1 : 1), v, tk);
-      return v;
-    }
+  if (attr === "previtem" || attr === "nextitem") {
+    const v = attr === "previtem" ? lc.previtem : lc.nextitem;
+    if (lc.tkItemPath !== null && !(v instanceof Undefined)) tk.lp = lc.tkItemPath(lc.index0 + (attr === "previtem" ? -1 : 1), v, tk);
+    return v;
   }
-  return NOTFOUND;
+  // cycle and changed are methods with effects: not observable values
+  if (attr === "cycle" || attr === "changed") return NOTFOUND;
+  const v = loopAttr(lc, attr);
+  return v === MISSING ? NOTFOUND : v;
 }
 
 /** Estimated bytes held by a record (and what it nests). */
