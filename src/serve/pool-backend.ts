@@ -8,7 +8,7 @@ import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { DeltatokOptions, MessageOptions } from "../api/options.js";
 import { dumps } from "../json/index.js";
 import { DeltatokPool } from "../pool/pool.js";
-import { topLevelRaw } from "../pool/skim.js";
+import { eachMember, topLevelRaw } from "../pool/skim.js";
 import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
@@ -88,13 +88,21 @@ export class PoolBackend implements Backend {
   /** An item for a call whose params are still JSON text (parsed in the worker). */
   #rawItem(method: Call, paramsRaw: string): QueueItem | null {
     if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory") {
-      const cid = smallJson(topLevelRaw(paramsRaw, "conversation_id"));
+      // one skim of the body's top level: the conversation id, and whether it names a state
+      let cidRaw: string | null = null;
+      let stateful = false;
+      eachMember(paramsRaw, 0, (m) => {
+        if (m.key === "conversation_id") cidRaw = paramsRaw.slice(m.start, m.end);
+        else if (m.key === "prefix" || m.key === "state") stateful = true;
+        return true;
+      });
+      const cid = smallJson(cidRaw);
       const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : "trajectory";
       const item: QueueItem = { kind, json: paramsRaw };
       if (typeof cid === "string" || typeof cid === "number") {
         item.conversationId = String(cid);
         // a prefix refers to, and a state updates, what this conversation's worker holds
-        if (topLevelRaw(paramsRaw, "prefix") !== null || topLevelRaw(paramsRaw, "state") !== null) item.sticky = true;
+        if (stateful) item.sticky = true;
       }
       return item;
     }
