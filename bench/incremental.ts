@@ -9,7 +9,9 @@
  *  2. tau-bench airline: the same against the limit.
  *  3. Per-request latency against the turn index of one growing conversation (SWE-agent
  *     conversations concatenated to `turns` turns) for full, incremental-tokenize-only and
- *     incremental-render: a hand-written SVG plot, and the turn-200 / turn-10 latency ratio.
+ *     incremental-render: a hand-written SVG plot, and the turn-200 / turn-10 latency ratio;
+ *     then the incremental-render mode again, split into render and tokenize time, next to a
+ *     whole render of each request and one encode of only the text each request appends.
  *
  * Usage: `node --import tsx -e "import('./bench/incremental.ts').then(m => m.run({ svg: '/tmp/latency.svg' }))"`
  * (prints JSON and returns it).
@@ -190,7 +192,9 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
   const conv = growingConversation(convs, o.turns);
   const ks = assistantIndices(conv.messages);
   const options: PromptOptions = { tools: conv.tools };
-  const perTurn = async (extra: DeltatokOptions, every: number, repeats: number): Promise<Array<[number, number]>> => {
+  // per turn, the best of the repeats: [total, render, tokenize, tokens encoded] (ms, ms, ms, count)
+  const parts = new Map<number, [number, number, number, number]>();
+  const perTurn = async (extra: DeltatokOptions, every: number, repeats: number, split = false): Promise<Array<[number, number]>> => {
     const best = new Map<number, number>();
     for (let rep = 0; rep < repeats; rep++) {
       const dt = await engine(base, extra);
@@ -201,18 +205,71 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
       ks.forEach((k, turn) => {
         if ((turn + 1) % every !== 0 && turn !== 0) return;
         const msgs = conv.messages.slice(0, k);
+        const s0 = split ? dt.stats() : null;
         const t0 = performance.now();
         dt.countPrompt(msgs, options);
         const ms = performance.now() - t0;
         const prev = best.get(turn + 1);
         if (prev === undefined || ms < prev) best.set(turn + 1, ms);
+        if (s0 !== null) {
+          const s1 = dt.stats();
+          const x: [number, number, number, number] = [ms, s1.renderMs - s0.renderMs, s1.tokenizeMs - s0.tokenizeMs, s1.tokensEncoded - s0.tokensEncoded];
+          const b = parts.get(turn + 1);
+          if (b === undefined) parts.set(turn + 1, x);
+          else for (let i = 0; i < 4; i++) b[i] = Math.min(b[i] as number, x[i] as number);
+        }
       });
     }
     return [...best.entries()].sort((a, b) => a[0] - b[0]);
   };
   const incRender = await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats);
+  // the split by the engine's timers in runs of its own (reading stats between requests costs)
+  await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats, true);
   const incTok = await perTurn({ mode: "incremental", incrementalRender: false }, 1, o.repeats);
   const full = await perTurn({ mode: "full" }, o.fullEvery, 1);
+  // References for the same requests, outside the engine: a whole render (no tokenization), and
+  // one encode of just the text each request appends to the previous one's render.
+  const ref = await engine(base, { mode: "incremental" });
+  const wholeRender = new Map<number, number>();
+  const tailEncode = new Map<number, number>();
+  const tails: string[] = [];
+  for (let rep = 0; rep < o.repeats; rep++) {
+    let prevText = "";
+    ks.forEach((k, turn) => {
+      const msgs = conv.messages.slice(0, k);
+      const t0 = performance.now();
+      const text = ref.renderPrompt(msgs, options);
+      const ms = performance.now() - t0;
+      const a = wholeRender.get(turn + 1);
+      if (a === undefined || ms < a) wholeRender.set(turn + 1, ms);
+      if (rep === 0) {
+        let c = 0;
+        const n = Math.min(text.length, prevText.length);
+        while (c < n && text.charCodeAt(c) === prevText.charCodeAt(c)) c++;
+        tails.push(text.slice(c));
+      }
+      prevText = text;
+    });
+  }
+  // (timed apart from the renders, whose large strings would put their collection here)
+  for (let rep = 0; rep < o.repeats; rep++) {
+    tails.forEach((tail, turn) => {
+      const t0 = performance.now();
+      ref.countText(tail);
+      const ms = performance.now() - t0;
+      const b = tailEncode.get(turn + 1);
+      if (b === undefined || ms < b) tailEncode.set(turn + 1, ms);
+    });
+  }
+  const partSeries = (i: number): Array<[number, number]> => [...parts.entries()].map(([t, x]) => [t, x[i] as number]);
+  const components: Array<[string, Array<[number, number]>]> = [
+    ["total", partSeries(0)],
+    ["render (incremental)", partSeries(1)],
+    ["tokenize (incremental)", partSeries(2)],
+    ["tokens encoded", partSeries(3)],
+    ["reference: whole render of the request", [...wholeRender.entries()]],
+    ["reference: one encode of the appended text alone", [...tailEncode.entries()]],
+  ];
   const series: Series[] = [
     { name: "full (re-render + re-tokenize)", points: full },
     { name: "incremental tokenize, whole render", points: incTok },
@@ -236,6 +293,13 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
       series.map((s) => [s.name, { turn_10: r3(around(s.points, 10)), turn_100: r3(around(s.points, 100)), [`turn_${t200}`]: r3(around(s.points, t200)), [`turn_${lastTurn}`]: r3(at(s.points, lastTurn)) }]),
     ),
     ratio_turn200_over_turn10: Object.fromEntries(series.map((s) => [s.name, r3(around(s.points, t200) / around(s.points, 10))])),
+    incremental_render_components: {
+      at_turn: Object.fromEntries(
+        components.map(([name, pts]) => [name, { turn_10: r3(around(pts, 10)), turn_100: r3(around(pts, 100)), [`turn_${t200}`]: r3(around(pts, t200)), [`turn_${lastTurn}`]: r3(around(pts, lastTurn)) }]),
+      ),
+      ratio_turn200_over_turn10: Object.fromEntries(components.map(([name, pts]) => [name, r3(around(pts, t200) / around(pts, 10))])),
+      what: "the incremental render + tokenize mode measured again, split by the engine's own timers (ms; tokens encoded is a count), and two references for the same requests: a whole render, and one encode of only the text the request appends (what the appended content itself costs)",
+    },
     what: "per-request milliseconds; incremental modes: per-turn minimum over repeats, medians over ±5 turns; full mode sampled every " + o.fullEvery + " turns",
   };
   return { json, series };
