@@ -74,7 +74,7 @@ for (const c of CASES) {
           }
         },
       ),
-      { numRuns: c.runs },
+      { numRuns: Number(process.env.DELTATOK_PROPERTY_RUNS ?? c.runs) },
     );
     const s = inc.stats();
     assert.ok(s.partial > 0, "the incremental engine did reuse cached prefixes");
