@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions, PromptOptions } from "../src/api/options.js";
 import { assistantIndices, type Conversation } from "../src/corpus/corpus.js";
+import { commonPrefixLength } from "../src/engine/lcp.js";
 import { loadConversations } from "./replay.js";
 
 export interface IncrementalBenchOptions {
@@ -242,12 +243,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
       const ms = performance.now() - t0;
       const a = wholeRender.get(turn + 1);
       if (a === undefined || ms < a) wholeRender.set(turn + 1, ms);
-      if (rep === 0) {
-        let c = 0;
-        const n = Math.min(text.length, prevText.length);
-        while (c < n && text.charCodeAt(c) === prevText.charCodeAt(c)) c++;
-        tails.push(text.slice(c));
-      }
+      if (rep === 0) tails.push(text.slice(commonPrefixLength(text, prevText)));
       prevText = text;
     });
   }
