@@ -473,6 +473,28 @@ function tPostCall(tk: Tracker, fn: unknown, pos: unknown[], kw: Map<string, unk
   return r;
 }
 
+/** One comparison operator of a Jinja comparison chain, Python-exactly (`x op y`). */
+function compareOp(op: CompareOp, x: unknown, y: unknown): boolean {
+  switch (op) {
+    case "eq":
+      return x === y ? x === x : pyEq(x, y);
+    case "ne":
+      return !(x === y ? x === x : pyEq(x, y));
+    case "lt":
+      return pyCompare(x, y, "lt") < 0;
+    case "lteq":
+      return pyCompare(x, y, "lteq") <= 0;
+    case "gt":
+      return pyCompare(x, y, "gt") > 0;
+    case "gteq":
+      return pyCompare(x, y, "gteq") >= 0;
+    case "in":
+      return pyContains(y, x);
+    case "notin":
+      return !pyContains(y, x);
+  }
+}
+
 export class Compiler {
   private readonly blocks = new Map<string, { scope: FuncScope; enter: (rs: RenderState, a: Act) => void; body: Ex }>();
   private readonly tracking: boolean;
@@ -2549,26 +2571,6 @@ export class Compiler {
     if (frame.tracking && !frame.constMode) return this.tCompare(first, ops, frame);
     const head = this.expr(first, frame);
     const rest = ops.map((o) => [o.op, this.expr(o.expr, frame)] as const);
-    const test = (op: CompareOp, x: unknown, y: unknown): boolean => {
-      switch (op) {
-        case "eq":
-          return x === y ? x === x : pyEq(x, y);
-        case "ne":
-          return !(x === y ? x === x : pyEq(x, y));
-        case "lt":
-          return pyCompare(x, y, "lt") < 0;
-        case "lteq":
-          return pyCompare(x, y, "lteq") <= 0;
-        case "gt":
-          return pyCompare(x, y, "gt") > 0;
-        case "gteq":
-          return pyCompare(x, y, "gteq") >= 0;
-        case "in":
-          return pyContains(y, x);
-        case "notin":
-          return !pyContains(y, x);
-      }
-    };
     if (rest.length === 1) {
       const [op, ev] = rest[0] as readonly [CompareOp, Ev];
       if (op === "eq") {
@@ -2613,14 +2615,14 @@ export class Compiler {
               return x >= y;
           }
         }
-        return test(op, x, y);
+        return compareOp(op, x, y);
       };
     }
     return (rs, a) => {
       let x = head(rs, a);
       for (const [op, ev] of rest) {
         const y = ev(rs, a);
-        if (!test(op, x, y)) return false;
+        if (!compareOp(op, x, y)) return false;
         x = y;
       }
       return true;
@@ -2631,26 +2633,6 @@ export class Compiler {
   private tCompare(first: Expr, ops: Array<{ op: CompareOp; expr: Expr }>, frame: Frame): Ev {
     const head = this.texpr(first, frame);
     const rest = ops.map((o) => [o.op, this.texpr(o.expr, frame)] as const);
-    const test = (op: CompareOp, x: unknown, y: unknown): boolean => {
-      switch (op) {
-        case "eq":
-          return x === y ? x === x : pyEq(x, y);
-        case "ne":
-          return !(x === y ? x === x : pyEq(x, y));
-        case "lt":
-          return pyCompare(x, y, "lt") < 0;
-        case "lteq":
-          return pyCompare(x, y, "lteq") <= 0;
-        case "gt":
-          return pyCompare(x, y, "gt") > 0;
-        case "gteq":
-          return pyCompare(x, y, "gteq") >= 0;
-        case "in":
-          return pyContains(y, x);
-        case "notin":
-          return !pyContains(y, x);
-      }
-    };
     return (rs, a) => {
       const tk = tkOf(rs);
       let x = head(rs, a);
@@ -2669,11 +2651,11 @@ export class Compiler {
         }
         let r: boolean;
         if (py !== null && (op === "in" || op === "notin") && isDict(y) && isDataKey(x)) {
-          r = test(op, x, y);
+          r = compareOp(op, x, y);
           tk.obsVal(py.item(x), dataGet(y, x));
         } else {
           if (py !== null) tk.whole(py, y);
-          r = test(op, x, y);
+          r = compareOp(op, x, y);
         }
         if (!r) return false;
         x = y;

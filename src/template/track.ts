@@ -1455,19 +1455,7 @@ export class Tracker {
       if (used.bad) parent.bad = true;
       return used;
     }
-    const uw = used.w;
-    if (uw !== null) {
-      const pw = parent.w;
-      if (pw === null) parent.w = uw.slice();
-      else for (let i = 0; i < uw.length; i++) pw.push(uw[i]);
-    }
-    const ug = used.g;
-    if (ug !== null) {
-      const off = f.base - parent.base;
-      const g = (parent.g ??= []);
-      for (let i = 0; i < ug.length; i += 2) g.push((ug[i] as number) + off, ug[i + 1] as number);
-    }
-    if (used.bad) parent.bad = true;
+    this.carry(parent, used, f.base - parent.base);
     return used;
   }
 
@@ -1795,6 +1783,17 @@ export class Tracker {
       this.stats.iterationsReused++;
       return rec;
     }
+    this.carry(parent, rec, start - parent.base);
+    this.stats.iterationsReused++;
+    return rec;
+  }
+
+  /**
+   * The parent unit's record takes over a nested unit's effects (so the parent can be replayed
+   * whole): its writes, its generation spans shifted by `off` (where the nested unit's output
+   * starts in the parent's), and unsoundness.
+   */
+  private carry(parent: Frame, rec: Rec, off: number): void {
     const uw = rec.w;
     if (uw !== null) {
       const pw = parent.w;
@@ -1803,12 +1802,10 @@ export class Tracker {
     }
     const ug = rec.g;
     if (ug !== null) {
-      const off = start - parent.base;
       const g = (parent.g ??= []);
       for (let i = 0; i < ug.length; i += 2) g.push((ug[i] as number) + off, ug[i + 1] as number);
     }
-    this.stats.iterationsReused++;
-    return rec;
+    if (rec.bad) parent.bad = true;
   }
 
   /** Appends a validated record's effects to the render (its output goes to the current buffer). */
