@@ -135,3 +135,28 @@ test("in-place mutations between requests: templates render exactly as in full",
     }
   }
 });
+
+test("a grown loop is not extended when one of its reused iterations read the loop's length (regression)", () => {
+  // Render 2 reuses the inner iteration that read `loop.last` while its outer iteration runs
+  // again; that read must still keep the inner loop from being marked extensible, or render 3
+  // extends it with the appended message and keeps the stale "L".
+  const t = compileTemplate(
+    `{%- for m in messages[::-1] %}[{{ m.content }}:{% for x in messages %}{% if x.role == "tool" and loop.last %}L{% endif %}{% endfor %}]{% endfor %}`,
+  );
+  const now = new Date(Date.UTC(2026, 10, 30));
+  const a: Msg = { role: "user", content: "a" };
+  const b: Msg = { role: "tool", content: "b" };
+  const c: Msg = { role: "user", content: "c" };
+  let prev: PreviousRender | null = null;
+  const check = (ms: Msg[]): void => {
+    const vars = { messages: ms };
+    const r = t.renderIncremental(vars, { now }, prev);
+    prev = { trace: r.trace, segments: r.segments };
+    const want = t.render(vars, { now });
+    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: want.text, steps: want.steps });
+  };
+  check([a, b]);
+  a.content = "a2";
+  check([a, b]);
+  check([a, b, c]);
+});

@@ -1602,8 +1602,12 @@ export class Tracker {
         case O_LOOP: {
           const lc = this.loopStack[o[i + 2] as number];
           if (lc === undefined) return false;
-          const v = loopAttrNow(lc, o[i + 3] as string, this);
+          const attr = o[i + 3] as string;
+          const v = loopAttrNow(lc, attr, this);
           if (v === NOTFOUND || !this.svEq(v, this.lp, o[i + 4])) return false;
+          // a reused iteration that read the loop's length counts as a read (the loop is then not
+          // extensible: see runMemo), as when it executes (tLoopAttr)
+          if (LEN_ATTRS.has(attr)) lc.tkLenRead = true;
           break;
         }
         case O_NOW:
@@ -1872,6 +1876,9 @@ export class Tracker {
 
 /** Replaying a write failed unexpectedly (the render is redone without a trace). */
 export class ReplayError extends Error {}
+
+/** Loop attributes that depend on the loop's length. */
+const LEN_ATTRS = new Set(["revindex", "revindex0", "last", "length", "nextitem"]);
 
 /**
  * Whether a test's inputs include state that typically changes while its result does not
