@@ -160,3 +160,31 @@ test("a grown loop is not extended when one of its reused iterations read the lo
   check([a, b]);
   check([a, b, c]);
 });
+
+test("a nested iteration reused by re-evaluating a condition is not trusted inside its parent's record (regression)", () => {
+  // The inner iteration over message 3 recorded `x.role == "tool" and loop.last` as false while
+  // message 3 was a tool message but not last; after message 3 became a user message it held by
+  // re-evaluation (false again), its recorded inputs stale. When message 3 is a tool message again
+  // and now last, the outer iterations' records must not hold on those stale inputs (found by
+  // property-tests/incremental-synthetic).
+  const t = compileTemplate(
+    `{%- for m in messages[::-1] %}[{{ m.content }}:{%- for x in messages[loop.index0:] %}{%- if x.role == "tool" and loop.last %}L{%- endif %}{%- endfor %}]{%- endfor %}`,
+  );
+  const now = new Date(Date.UTC(2026, 10, 30));
+  const ms: Msg[] = ["user", "user", "user", "tool", "user"].map((role) => ({ role, content: "" }));
+  let prev: PreviousRender | null = null;
+  const check = (list: Msg[]): void => {
+    const vars = { messages: list };
+    const r = t.renderIncremental(vars, { now }, prev);
+    prev = { trace: r.trace, segments: r.segments };
+    const want = t.render(vars, { now });
+    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: want.text, steps: want.steps }, list.map((m) => m.role).join(","));
+  };
+  check(ms.slice(0, 2));
+  check(ms.slice(0, 5));
+  (ms[3] as Msg).role = "user";
+  check(ms.slice(0, 5));
+  check(ms.slice(0, 4));
+  ms[3] = { role: "tool", content: "" };
+  check(ms.slice(0, 4));
+});

@@ -582,6 +582,11 @@ export class Rec {
   bad = false;
   /** has condition/set observations re-evaluated in the unit's scope */
   scoped = false;
+  /**
+   * validated by re-evaluating a condition: not to be checked as part of an enclosing unit's
+   * record (see Tracker.reuseIter)
+   */
+  stale = false;
   bytes = 0;
   constructor(depth: number, key: unknown) {
     this.depth = depth;
@@ -752,6 +757,8 @@ export class Tracker {
   taint = false;
   inCond = 0;
   validating = false;
+  /** conditions re-evaluated so far (see reuseIter, Rec.stale) */
+  reevaluations = 0;
   readonly loopStack: LoopContext[] = [];
   readonly ns = new Map<string, Namespace>();
   readonly ctxW = new Map<string, number>();
@@ -1505,7 +1512,7 @@ export class Tracker {
   }
 
   private check(rec: Rec, s: number, a: Act): boolean {
-    if (rec.bad) return false;
+    if (rec.bad || (rec.stale && s < rec.depth)) return false;
     if (!this.checkList(rec.o, s, a, rec.depth === s)) return false;
     const loops = rec.loops;
     if (loops !== null) {
@@ -1624,6 +1631,7 @@ export class Tracker {
               this.scopeFn = null;
               sc();
             }
+            this.reevaluations++;
             const ev = this.conds[o[i + 2] as number] as CondEv;
             const v = ev(this.rs, a);
             if (kind === O_COND ? v !== o[i + 3] : !sameShape(v, o[i + 3])) return false;
@@ -1722,6 +1730,7 @@ export class Tracker {
     r.ae = rec.ae;
     r.bad = rec.bad;
     r.scoped = rec.scoped;
+    r.stale = rec.stale;
     for (const [at, e, n, add] of ext) {
       const ne = new LoopEntry(e.node, e.iters.concat(add));
       r.o[at + 3] = n;
@@ -1754,10 +1763,18 @@ export class Tracker {
     this.extOrd = ord;
     this.extKey = rec.key;
     try {
+      const re = this.reevaluations;
       if (!this.check(rec, rec.depth, a)) return null;
       if (this.ext.length > 0) {
         rec = this.extended(rec, this.ext);
         if (steps + rec.steps > rs.maxSteps) return null;
+      }
+      // Held by re-evaluating a condition: the condition's recorded inputs need not all hold, so
+      // the record must not stand inside its parent's record, whose validation skips the reads
+      // internal to the parent (Rec.stale). Iterations of top-level loops have no such parent.
+      if (re !== this.reevaluations && rec.depth >= 2) {
+        if (rec === recIn) rec = this.extended(rec, []);
+        rec.stale = true;
       }
     } catch {
       return null;
@@ -1909,7 +1926,7 @@ function voidKind(r: Rec): number {
   let v = voidMemo.get(r) ?? VOID_UNKNOWN;
   if (v === VOID_UNKNOWN) {
     v = VOID_NO;
-    if (r.out === "" && r.g === null && !r.bad && r.ctl === 0 && r.loops === null) {
+    if (r.out === "" && r.g === null && !r.bad && !r.stale && r.ctl === 0 && r.loops === null) {
       if (r.w === null) {
         if (dataOnly(r.o, -1)) v = VOID_YES;
       } else if (dataOnly(r.o, r.depth - 1)) {
