@@ -195,7 +195,9 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
   const options: PromptOptions = { tools: conv.tools };
   // per turn, the best of the repeats: [total, render, tokenize, tokens encoded] (ms, ms, ms, count)
   const parts = new Map<number, [number, number, number, number]>();
-  const perTurn = async (extra: DeltatokOptions, every: number, repeats: number, split = false): Promise<Array<[number, number]>> => {
+  const freshParts = new Map<number, [number, number, number, number]>();
+  const perTurn = async (extra: DeltatokOptions, every: number, repeats: number, split = false, fresh = false): Promise<Array<[number, number]>> => {
+    const into = fresh ? freshParts : parts;
     const best = new Map<number, number>();
     for (let rep = 0; rep < repeats; rep++) {
       const dt = await engine(base, extra);
@@ -205,7 +207,9 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
       dt.clearCache();
       ks.forEach((k, turn) => {
         if ((turn + 1) % every !== 0 && turn !== 0) return;
-        const msgs = conv.messages.slice(0, k);
+        // fresh: every request brings new message objects (as a server parsing JSON does), so no
+        // message is proven unchanged by its version and every check is made
+        const msgs = fresh ? conv.messages.slice(0, k).map((m) => ({ ...(m as object) })) : conv.messages.slice(0, k);
         const s0 = split ? dt.stats() : null;
         const t0 = performance.now();
         dt.countPrompt(msgs, options);
@@ -215,8 +219,8 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
         if (s0 !== null) {
           const s1 = dt.stats();
           const x: [number, number, number, number] = [ms, s1.renderMs - s0.renderMs, s1.tokenizeMs - s0.tokenizeMs, s1.tokensEncoded - s0.tokensEncoded];
-          const b = parts.get(turn + 1);
-          if (b === undefined) parts.set(turn + 1, x);
+          const b = into.get(turn + 1);
+          if (b === undefined) into.set(turn + 1, x);
           else for (let i = 0; i < 4; i++) b[i] = Math.min(b[i] as number, x[i] as number);
         }
       });
@@ -226,6 +230,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
   const incRender = await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats);
   // the split by the engine's timers in runs of its own (reading stats between requests costs)
   await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats, true);
+  const incFresh = await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats, true, true);
   const incTok = await perTurn({ mode: "incremental", incrementalRender: false }, 1, o.repeats);
   const full = await perTurn({ mode: "full" }, o.fullEvery, 1);
   // References for the same requests, outside the engine: a whole render (no tokenization), and
@@ -257,12 +262,13 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
       if (b === undefined || ms < b) tailEncode.set(turn + 1, ms);
     });
   }
-  const partSeries = (i: number): Array<[number, number]> => [...parts.entries()].map(([t, x]) => [t, x[i] as number]);
+  const partSeries = (i: number, m = parts): Array<[number, number]> => [...m.entries()].map(([t, x]) => [t, x[i] as number]);
   const components: Array<[string, Array<[number, number]>]> = [
     ["total", partSeries(0)],
     ["render (incremental)", partSeries(1)],
     ["tokenize (incremental)", partSeries(2)],
     ["tokens encoded", partSeries(3)],
+    ["render (incremental), new message objects every request: no content versions", partSeries(1, freshParts)],
     ["reference: whole render of the request", [...wholeRender.entries()]],
     ["reference: one encode of the appended text alone", [...tailEncode.entries()]],
   ];
@@ -270,6 +276,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
     { name: "full (re-render + re-tokenize)", points: full },
     { name: "incremental tokenize, whole render", points: incTok },
     { name: "incremental render + tokenize", points: incRender },
+    { name: "incremental render + tokenize, new message objects every request", points: incFresh },
   ];
   /** Median latency over turns [t - w, t + w] (single turns are noisy on a shared machine). */
   const around = (pts: Array<[number, number]>, t: number, w = 5): number => {
@@ -294,7 +301,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
         components.map(([name, pts]) => [name, { turn_10: r3(around(pts, 10)), turn_100: r3(around(pts, 100)), [`turn_${t200}`]: r3(around(pts, t200)), [`turn_${lastTurn}`]: r3(around(pts, lastTurn)) }]),
       ),
       ratio_turn200_over_turn10: Object.fromEntries(components.map(([name, pts]) => [name, r3(around(pts, t200) / around(pts, 10))])),
-      what: "the incremental render + tokenize mode measured again, split by the engine's own timers (ms; tokens encoded is a count), and two references for the same requests: a whole render, and one encode of only the text the request appends (what the appended content itself costs)",
+      what: "the incremental render + tokenize mode measured again, split by the engine's own timers (ms; tokens encoded is a count); the render part of the series whose requests bring new message objects (no message is proven unchanged by its content version: every check is made); and two references for the same requests: a whole render, and one encode of only the text the request appends (what the appended content itself costs)",
     },
     what: "per-request milliseconds; incremental modes: per-turn minimum over repeats, medians over ±5 turns; full mode sampled every " + o.fullEvery + " turns",
   };

@@ -4,7 +4,10 @@
  * chat_template_kwargs, toggle add_generation_prompt, tools on/off — every request rendered
  * incrementally (against the previous request's render, an older one, or none) equals the full
  * render byte for byte (text, generation spans, steps), or fails with the same error, on every
- * vendored template. fast-check prints the seed and the shrunk counterexample on failure.
+ * vendored template. In half the runs each request also passes the messages' content versions
+ * from validateMessages, as the engine does (unchanged messages skip their per-field checks), so
+ * in-place mutations and rewrites are checked against that proof too. fast-check prints the seed
+ * and the shrunk counterexample on failure.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +20,7 @@ import { PyFloat } from "../src/json/values.js";
 import { conversation, type Message } from "./arbitraries/conversation.js";
 import { messageText } from "./arbitraries/text.js";
 import { fixturesDir } from "../test/fixtures/template/harness.js";
+import { validateMessages } from "../src/render/messages.js";
 
 const dir = join(fixturesDir(), "golden");
 const specialsByName = JSON.parse(readFileSync(join(dir, "specials.json"), "utf8")) as Record<string, Record<string, unknown>>;
@@ -54,9 +58,21 @@ function full(t: CompiledTemplate, vars: Record<string, unknown>): Out {
   }
 }
 
-function incremental(t: CompiledTemplate, vars: Record<string, unknown>, prev: PreviousRender | null): [Out, PreviousRender | null] {
+/** The content versions the engine passes with a request's messages (none if they are invalid). */
+function versionsOf(messages: unknown[]): { list: unknown[]; versions: number[] } | undefined {
+  const versions: number[] = [];
   try {
-    const r = t.renderIncremental(vars, { now }, prev);
+    validateMessages(messages, { maxPromptChars: Number.MAX_SAFE_INTEGER }, "messages", versions);
+  } catch {
+    return undefined;
+  }
+  return { list: messages, versions };
+}
+
+function incremental(t: CompiledTemplate, vars: Record<string, unknown>, prev: PreviousRender | null, withVersions: boolean): [Out, PreviousRender | null] {
+  try {
+    const itemVersions = withVersions ? versionsOf(vars.messages as unknown[]) : undefined;
+    const r = t.renderIncremental(vars, { now, itemVersions }, prev);
     return [{ text: r.segments.join(""), generation: r.generation, steps: r.steps }, { trace: r.trace, segments: r.segments }];
   } catch (e) {
     if (!(e instanceof DeltatokError)) throw e;
@@ -135,7 +151,8 @@ for (const name of templates) {
         fc.constantFrom(...KWARGS),
         fc.boolean(),
         fc.array(fc.nat(), { minLength: 16, maxLength: 16 }),
-        ([, generated], script, withTools0, kwargs0, agp0, prevPicks) => {
+        fc.boolean(),
+        ([, generated], script, withTools0, kwargs0, agp0, prevPicks, withVersions) => {
           const msgs = copy(generated);
           let k = Math.min(2, msgs.length);
           let kwargs = kwargs0;
@@ -156,7 +173,7 @@ for (const name of templates) {
             // mostly the previous request's render (what the engine finds), sometimes an older one or none
             const pick = (prevPicks[step % prevPicks.length] as number) % 8;
             const prev = pick < 6 ? last : (history[pick % history.length] ?? null);
-            const [got, trace] = incremental(t, vars, prev);
+            const [got, trace] = incremental(t, vars, prev, withVersions);
             assert.deepEqual(got, want, `request ${step} (${k} messages)`);
             if (trace !== null) {
               last = trace;

@@ -66,7 +66,7 @@ export interface DeltatokStats extends EngineStats {
 }
 
 function emptyWork(): RenderWork {
-  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0 };
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0 };
 }
 
 const TEMPLATE_CACHE_MAX = 32;
@@ -78,6 +78,8 @@ interface Prepared {
   readonly now: Date;
   /** Cache key: everything besides the messages that shapes the render. */
   readonly key: bigint;
+  /** content versions of vars.messages' items (validateMessages; -1 where parse_tool_arguments copied) */
+  readonly versions: number[];
 }
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
@@ -345,7 +347,8 @@ export class Deltatok {
 
   /** Validates the request, selects and compiles the template, builds its variables and key. */
   #prepare(messages: readonly unknown[], p: PromptOptions): Prepared {
-    validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
+    const versions: number[] = [];
+    validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars }, "messages", versions);
     validateTools(p.tools);
     validateDocuments(p.documents);
     validateKwargs(p.chat_template_kwargs);
@@ -365,6 +368,8 @@ export class Deltatok {
     const source = selectTemplate(this.#loaded, { chatTemplate: p.chat_template ?? undefined, hasTools: tools !== null });
     const renderer = this.#renderer(source);
     const msgs = pta ? parseToolArguments(messages, this.#parseJson) : messages;
+    // a copy made by parse_tool_arguments is not the object validated
+    if (msgs !== messages) for (let i = 0; i < msgs.length; i++) if (msgs[i] !== messages[i]) versions[i] = -1;
     const now = this.#opts.date ?? naiveNow();
     const vars = templateVariables(
       { messages: msgs, tools, documents: p.documents ?? null, add_generation_prompt: agp, chat_template_kwargs: kwargs },
@@ -382,7 +387,7 @@ export class Deltatok {
       pta ? "p1" : "p0",
       dateKey,
     ]);
-    return { renderer, vars, now, key };
+    return { renderer, vars, now, key, versions };
   }
 
   #render(p: Prepared): string {
@@ -405,7 +410,7 @@ export class Deltatok {
     let r;
     try {
       const prev = found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments };
-      r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev);
+      r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev, { messageVersions: p.versions });
     } finally {
       this.#renderMs += performance.now() - t0;
     }
@@ -417,6 +422,7 @@ export class Deltatok {
     w.checks += r.work.checks;
     w.wholeObservations += r.work.wholeObservations;
     w.fallbacks += r.work.fallbacks;
+    w.unchangedItems += r.work.unchangedItems;
     let length = 0;
     for (const s of r.segments) length += s.length;
     if (length > this.#opts.maxPromptChars * 4) {

@@ -19,18 +19,24 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * A finished walk of an object: its own entries as they were (keys, values) and the string size
- * found. A conversation's messages are validated again on every request; an object whose
- * entries are all still `===` to the ones walked (strings compared by value, nested objects
- * walked again the same way) has the same strings, so its size is reused without scanning them.
- * A changed entry (a caller may mutate messages between requests) means a full walk.
+ * A finished walk of an object: its own entries as they were (keys, values), the string size
+ * found, and a version. A conversation's messages are validated again on every request; an
+ * object whose entries are all still the same (`Object.is`: strings compared by value; nested
+ * objects walked again the same way, recursively) has the same content, so its size is reused
+ * without scanning its strings. A changed entry anywhere inside (a caller may mutate messages
+ * between requests) means a full walk and a new version. So an object that shows the same
+ * version at two validations had the same content at both (`validateMessages`' `versions`).
  */
 interface Walked {
   readonly keys: string[] | null;
   readonly vals: unknown[];
   readonly size: number;
+  readonly ver: number;
 }
 const WALKED = new WeakMap<object, Walked>();
+let VERSIONS = 0;
+/** the entry of the object whose walk finished last */
+let lastWalked: Walked | null = null;
 
 /**
  * Walks every string inside `v`; throws DT_LONE_SURROGATE for the first ill-formed one and
@@ -47,8 +53,11 @@ function walkStrings(v: unknown, path: string, depth = 0): number {
   if (depth > 256) throw new DeltatokError("DT_INVALID_REQUEST", `${path} is nested more than 256 levels deep`, { path });
   const memo = WALKED.get(v);
   if (memo !== undefined) {
-    const n = rewalk(v, memo, path, depth);
-    if (n >= 0) return n;
+    const n = rewalk(v, memo, depth);
+    if (n >= 0) {
+      lastWalked = memo;
+      return n;
+    }
   }
   let n = 0;
   let keys: string[] | null = null;
@@ -70,36 +79,43 @@ function walkStrings(v: unknown, path: string, depth = 0): number {
       n += k.length + walkStrings(x, `${path}.${k}`, depth + 1);
     }
   }
-  WALKED.set(v, { keys, vals, size: n });
+  const w: Walked = { keys, vals, size: n, ver: ++VERSIONS };
+  WALKED.set(v, w);
+  lastWalked = w;
   return n;
 }
 
-/** The size of an object walked before, or -1 when one of its entries changed. */
-function rewalk(v: object, m: Walked, path: string, depth: number): number {
+/** The size of an object walked before, or -1 when something inside it changed. */
+function rewalk(v: object, m: Walked, depth: number): number {
   const vals = m.vals;
   let n = 0;
+  let keys: string[] | null = null;
   if (m.keys === null) {
     if (!Array.isArray(v) || v.length !== vals.length) return -1;
-    for (let i = 0; i < vals.length; i++) {
-      const x: unknown = v[i];
-      if (x !== vals[i]) return -1;
-      if (typeof x === "string") n += x.length;
-      else if (typeof x === "object" && x !== null) n += walkStrings(x, `${path}[${i}]`, depth + 1);
-    }
-    return n;
+  } else {
+    if (Array.isArray(v)) return -1;
+    keys = Object.keys(v);
+    if (keys.length !== m.keys.length) return -1;
   }
-  if (Array.isArray(v)) return -1;
-  const keys = Object.keys(v);
-  const mk = m.keys;
-  if (keys.length !== mk.length) return -1;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i] as string;
-    if (k !== mk[i]) return -1;
-    const x = (v as Record<string, unknown>)[k];
-    if (x !== vals[i]) return -1;
-    n += k.length;
+  for (let i = 0; i < vals.length; i++) {
+    let x: unknown;
+    if (keys === null) x = (v as unknown[])[i];
+    else {
+      const k = keys[i] as string;
+      if (k !== (m.keys as string[])[i]) return -1;
+      n += k.length;
+      x = (v as Record<string, unknown>)[k];
+    }
+    if (!Object.is(x, vals[i])) return -1;
     if (typeof x === "string") n += x.length;
-    else if (typeof x === "object" && x !== null) n += walkStrings(x, `${path}.${k}`, depth + 1);
+    else if (typeof x === "object" && x !== null) {
+      // unchanged only if everything inside is (else the whole object is walked again)
+      const mm = WALKED.get(x);
+      if (mm === undefined || depth + 1 > 256) return -1;
+      const k = rewalk(x, mm, depth + 1);
+      if (k < 0) return -1;
+      n += k;
+    }
   }
   return n;
 }
@@ -151,9 +167,11 @@ export function validateMessage(m: unknown, path: string): number {
 
 /**
  * Validates a prompt's messages. Returns the total string size. Throws a DeltatokError naming
- * the offending field for every kind of bad input the engine can meet.
+ * the offending field for every kind of bad input the engine can meet. With `versions`, fills
+ * `versions[i]` with the content version of message i (see `Walked`): equal versions at two
+ * validations mean the same object with the same content.
  */
-export function validateMessages(messages: unknown, limits: InputLimits, path = "messages"): number {
+export function validateMessages(messages: unknown, limits: InputLimits, path = "messages", versions?: number[]): number {
   if (messages === undefined || messages === null) {
     throw new DeltatokError("DT_INVALID_MESSAGES", `${path} is missing`, { path });
   }
@@ -164,6 +182,7 @@ export function validateMessages(messages: unknown, limits: InputLimits, path = 
   let total = 0;
   for (let i = 0; i < messages.length; i++) {
     total += validateMessage(messages[i], `${path}[${i}]`);
+    if (versions !== undefined) versions[i] = (lastWalked as Walked).ver;
     if (total > limits.maxPromptChars) {
       throw new DeltatokError(
         "DT_INPUT_TOO_LARGE",

@@ -6,7 +6,7 @@
  */
 import { DeltatokError } from "../errors.js";
 import { compileTemplate, type CompiledTemplate } from "../template/index.js";
-import type { ChatRenderer, MarkedRender, IncrementalRenderOutput, PreviousRender, RenderOutput } from "./renderer.js";
+import type { ChatRenderer, MarkedRender, IncrementalRenderOutput, PreviousRender, RenderHints, RenderOutput } from "./renderer.js";
 
 /**
  * Development safety net: with DELTATOK_VERIFY_INCREMENTAL_RENDER=1 every incremental render is
@@ -38,13 +38,16 @@ export class PythonRenderer implements ChatRenderer {
     return { text: r.text, generation: r.generation };
   }
 
-  renderIncremental(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput {
-    if (this.verify) return this.#verified(vars, now, prev);
-    const r = this.#template.renderIncremental(vars, { now }, prev);
+  renderIncremental(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null, hints?: RenderHints): IncrementalRenderOutput {
+    if (this.verify) return this.#verified(vars, now, prev, hints);
+    const mv = hints?.messageVersions;
+    const list = vars.messages;
+    const itemVersions = mv !== undefined && Array.isArray(list) ? { list, versions: mv } : undefined;
+    const r = this.#template.renderIncremental(vars, { now, itemVersions }, prev);
     return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes, generation: r.generation, work: r.stats };
   }
 
-  #verified(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput {
+  #verified(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null, hints?: RenderHints): IncrementalRenderOutput {
     let want: RenderOutput | null = null;
     let wantErr: unknown = null;
     try {
@@ -55,7 +58,7 @@ export class PythonRenderer implements ChatRenderer {
     let got: IncrementalRenderOutput;
     try {
       this.verify = false;
-      got = this.renderIncremental(vars, now, prev);
+      got = this.renderIncremental(vars, now, prev, hints);
     } catch (e) {
       if (wantErr === null || !(e instanceof DeltatokError) || !(wantErr instanceof DeltatokError) || e.code !== wantErr.code || e.message !== wantErr.message) {
         throw new DeltatokError("DT_INTERNAL", `incremental render failed differently from the full render: ${String(e)} vs ${String(wantErr)}`);

@@ -61,7 +61,13 @@ export interface ChatRenderer {
    * Optional: renders reusing `prev` (the previous render of the same conversation), with output
    * byte-identical to render(). Renderers without it are always used whole-text.
    */
-  renderIncremental?(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null): IncrementalRenderOutput;
+  renderIncremental?(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null, hints?: RenderHints): IncrementalRenderOutput;
+}
+
+/** What the engine knows about a request's inputs that can spare an incremental render work. */
+export interface RenderHints {
+  /** Content version of each of `vars.messages`' items (validateMessages' `versions`; -1: unknown). */
+  readonly messageVersions?: readonly number[];
 }
 
 /** Marks errors raised by the template's own raise_exception. */

@@ -65,7 +65,7 @@ import { STR_METHODS } from "./methods.js";
 import { LoopContext, Macro, RenderState, TemplateReference, UNSAFE, callValue, getAttr, getItem, pySlice, unsafeUndefined } from "./runtime.js";
 import type { Act, MacroDef, RecurseFn } from "./runtime.js";
 import { attrOf, loopAttr } from "./methods.js";
-import { Frame as Unit, Path, Rec, dataGet, elemPaths, isContainer, type CondEv, type Tracker } from "./track.js";
+import { Frame as Unit, Path, Rec, dataGet, elemPaths, isContainer, type CondEv, type LoopEntry, type PosCond, type Tracker } from "./track.js";
 import { Symbols, childNodes, findAll, findUndeclared } from "./symbols.js";
 import { Cycler, DictView, Joiner, MISSING, Markup, Namespace, PY_MISSING, PyFunction, PyIter, PyRange, Undefined, mkTuple } from "./values.js";
 import { PyFloat } from "../json/values.js";
@@ -306,6 +306,8 @@ export interface CompiledRoot {
   run: (rs: RenderState) => void;
   /** tracked compiles: plain evaluators of condition/set observations, by id */
   conds: CondEv[];
+  /** tracked compiles: by condition id, the form `loop.index0 <op> E` when the test has it */
+  condPos: Array<PosCond | undefined>;
 }
 
 /** Tracked renders: the tracker (always set when tracked closures run). */
@@ -501,6 +503,7 @@ export class Compiler {
   private rootScope: FuncScope | null = null;
   private readonly loopIds = new Map<ForNode, number>();
   private readonly conds: CondEv[] = [];
+  private readonly condPos: Array<PosCond | undefined> = [];
 
   constructor(tracking = false) {
     this.tracking = tracking;
@@ -554,6 +557,7 @@ export class Compiler {
       return {
         nslots: scope.n,
         conds,
+        condPos: this.condPos,
         run: (rs) => {
           const tk = tkOf(rs);
           const n = scope.n;
@@ -588,6 +592,7 @@ export class Compiler {
     return {
       nslots: scope.n,
       conds: [],
+      condPos: [],
       run: (rs) => {
         const a: Act = { s: mkSlots(scope.n), up: null };
         if (selfSlot >= 0) a.s[selfSlot] = selfRef;
@@ -1379,13 +1384,30 @@ export class Compiler {
           if (extended) a.s[loopSlot] = lc;
           plainEnter(rs, a);
         };
+        const at = (t: number): void => {
+          item = src[t];
+          lc.seek(t);
+        };
+        // iterations over unchanged messages replayed as runs (Tracker.runReplay)
+        const runs = j === 0 && parent.segmented && prevLoop !== null && ip !== null && tk.versions !== null;
         for (let i = 0; i < n; i++) {
           if (++rs.steps > rs.maxSteps) rs.stepFail();
           item = src[i];
           const p = ip === null ? null : ip(i);
           const key: unknown = p ?? i;
-          lc.setIndex(i, item);
+          // (seek: after a replayed run the loop context was last set up at another index)
+          lc.seek(i);
           const prev = prevLoop === null ? null : tk.match(prevLoop, i, key, delta);
+          if (runs && prev !== null) {
+            const m = tk.runReplay(prevLoop as LoopEntry, i, delta.d, n, ip as (t: number) => Path, a, at, scope, entry);
+            if (m > 0) {
+              i += m - 1;
+              iterated = true;
+              continue;
+            }
+            // (the run may have set up another position)
+            at(i);
+          }
           let r: number;
           const reused = prev === null ? null : tk.reuseIter(prev, a, scope, ord);
           if (reused !== null) {
@@ -1606,6 +1628,7 @@ export class Compiler {
   private condRecorder(t: Ev, node: Expr, frame: Frame): Ev {
     const id = this.conds.length;
     this.conds.push(this.cond(node, frame.plain()));
+    this.condPos[id] = this.posCond(node, frame);
     const deps = this.exprDeps(node, frame);
     return (rs, a) => {
       const tk = tkOf(rs);
@@ -1625,6 +1648,25 @@ export class Compiler {
       tk.condEnd(saved, taint0, id, r, "cond");
       return r;
     };
+  }
+
+  /**
+   * A test of the form `loop.index0 <op> E` or `E <op> loop.index0` (also `loop.index`; op one of
+   * < <= > >=), with E a name or `name.attr` other than `loop`: what Tracker.runReplay needs to
+   * decide it from the position and one evaluation of E per run (see PosCond).
+   */
+  private posCond(node: Expr, frame: Frame): PosCond | undefined {
+    if (node.kind !== "Compare" || node.ops.length !== 1) return undefined;
+    const { op, expr: right } = node.ops[0] as { op: CompareOp; expr: Expr };
+    if (op !== "lt" && op !== "lteq" && op !== "gt" && op !== "gteq") return undefined;
+    const position = (e: Expr): "index0" | "index" | null =>
+      e.kind === "Getattr" && e.node.kind === "Name" && e.node.name === "loop" && (e.attr === "index0" || e.attr === "index") ? e.attr : null;
+    const simple = (e: Expr): boolean => (e.kind === "Name" && e.name !== "loop") || (e.kind === "Getattr" && e.node.kind === "Name" && e.node.name !== "loop");
+    const l = position(node.expr);
+    const r = position(right);
+    if (l !== null && r === null && simple(right)) return { attr: l, op, posLeft: true, other: this.expr(right, frame.plain()) };
+    if (r !== null && l === null && simple(node.expr)) return { attr: r, op, posLeft: false, other: this.expr(node.expr, frame.plain()) };
+    return undefined;
   }
 
   /**

@@ -44,6 +44,14 @@ export interface RenderOptions {
   /** strftime_now's clock; its UTC fields are the naive datetime. Default: the current local time. */
   now?: Date;
   budget?: RenderBudget;
+  /**
+   * Incremental renders only: content versions of the items of `vars.messages` (the list
+   * object itself, and per index a version: equal versions at two renders prove the item is the
+   * same object with the same content, -1 when unknown) — what `validateMessages` reports. An
+   * iteration over an item whose version is unchanged since the previous render skips the
+   * checks of what it read inside that item (INCREMENTAL.md, "Unchanged messages").
+   */
+  itemVersions?: { readonly list: readonly unknown[]; readonly versions: readonly number[] };
 }
 
 export interface RenderResult {
@@ -217,8 +225,10 @@ class Template implements CompiledTemplate {
     const space = trace?.space ?? new PathSpace();
     for (;;) {
       const rs = this.#state(vars, options);
-      const tk = new Tracker(rs, trace, space, tracked.conds);
+      const tk = new Tracker(rs, trace, space, tracked.conds, tracked.condPos);
       rs.tk = tk;
+      const iv = options.itemVersions;
+      if (iv !== undefined) tk.setVersions(iv.list, iv.versions);
       try {
         tracked.run(rs);
       } catch (e) {

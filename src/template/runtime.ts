@@ -232,6 +232,17 @@ export class LoopContext {
     this.current = item;
   }
 
+  /**
+   * Array mode: moves to index `i` directly (the previous item is the array's, whatever index
+   * was visited last) — for loops that skip over runs of replayed iterations.
+   */
+  seek(i: number): void {
+    const arr = this.arr as unknown[];
+    this.index0 = i;
+    this.before = i > 0 ? arr[i - 1] : MISSING;
+    this.current = arr[i];
+  }
+
   /** The current item (the loop variable's value). */
   get currentItem(): unknown {
     return this.current;

@@ -48,6 +48,8 @@ let EPOCH = 0;
  */
 let SERIAL = 1;
 const FRAME_POOL: Frame[] = [];
+/** runs replayed (Tracker.runReplay): numbers them across renders */
+let RUNS = 0;
 
 /**
  * A path from a root (a context variable, or the current item of the loop whose iterations run
@@ -206,6 +208,34 @@ export class PathSpace {
   nextId = 1;
   readonly roots = new Map<string, Path>();
   readonly loopRoots: Path[] = [];
+  /** interned state observations (see O_CACHED): key → id, and id → the observation */
+  readonly checkIds = new Map<string, number>();
+  readonly checkObs: unknown[][] = [];
+
+  /** interned observation lists that read only state (see Rec.fdList): content key → id */
+  readonly listIds = new Map<string, number>();
+
+  /** The id of an observation list's content. */
+  listId(key: string): number {
+    let id = this.listIds.get(key);
+    if (id === undefined) {
+      id = this.listIds.size;
+      this.listIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** The id of a state observation: equal ids hold or fail together in any one state. */
+  checkId(key: string, kind: number, a: unknown, b: unknown, c: unknown): number {
+    let id = this.checkIds.get(key);
+    if (id === undefined) {
+      id = this.checkObs.length;
+      // m = -1: the cached observation's own m decides whether it is checked at all
+      this.checkObs.push([kind, -1, a, b, c]);
+      this.checkIds.set(key, id);
+    }
+    return id;
+  }
 
   ctx(name: string): Path {
     let p = this.roots.get(name);
@@ -545,6 +575,10 @@ const O_COND = 11;
 const O_SETV = 12;
 /** a `set` whose value the unit never read: only its inputs' types matter (c: their observations) */
 const O_UNUSED = 13;
+/** an interned state observation (RSLOT, RESOLVE, NSATTR): [O_CACHED, m, id] — see Tracker.runReplay */
+const O_CACHED = 14;
+/** a condition `loop.index0 <op> E` whose inputs are its position and state: [O_PCOND, m, id, truth, fine] */
+const O_PCOND = 15;
 
 const W_ROOT = 1;
 const W_NSNEW = 2;
@@ -588,6 +622,11 @@ export class Rec {
    */
   stale = false;
   bytes = 0;
+  /** its observations without the reads inside item `fdItem` (see itemProof); computed once */
+  fd: unknown[] | undefined = undefined;
+  fdItem: Path | null = null;
+  /** when `fd` reads only state (no position, no data): the id of its content (PathSpace.listId), else -1 */
+  fdList = -1;
   constructor(depth: number, key: unknown) {
     this.depth = depth;
     this.key = key;
@@ -601,6 +640,8 @@ export class Trace {
     readonly space: PathSpace,
     readonly top: ReadonlyArray<Rec | null>,
     readonly bytes: number,
+    /** content versions of the render's `messages` items (RenderOptions.itemVersions), if known */
+    readonly versions: readonly number[] | null = null,
   ) {}
 }
 
@@ -616,10 +657,12 @@ export interface IncrementalStats {
   wholeObservations: number;
   /** derived iterables / values observed whole because their elements' origin is not kept */
   fallbacks: number;
+  /** reused iterations whose reads inside their message were proven by its unchanged version */
+  unchangedItems: number;
 }
 
 export function emptyStats(): IncrementalStats {
-  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0 };
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0 };
 }
 
 
@@ -739,12 +782,25 @@ export class Frame {
 
 export type CondEv = (rs: RenderState, a: Act) => unknown;
 
+/**
+ * A condition `loop.<attr> <op> other` (posLeft) or `other <op> loop.<attr>`, `other` a name or
+ * `name.attr` (Compiler.posCond): with the position known and `other` evaluated once per run,
+ * its truth is one comparison.
+ */
+export interface PosCond {
+  attr: "index0" | "index";
+  op: "lt" | "lteq" | "gt" | "gteq";
+  posLeft: boolean;
+  other: CondEv;
+}
+
 /** Per-render tracking state (RenderState.tk). */
 export class Tracker {
   readonly rs: RenderState;
   readonly space: PathSpace;
   readonly prev: Trace | null;
   readonly conds: readonly CondEv[];
+  readonly condPos: ReadonlyArray<PosCond | undefined>;
   readonly epoch: number;
   root!: Act & { p: Array<Path | null>; w: number[] };
   /** next serial (write / unit start); written back to the global counter by close() */
@@ -757,8 +813,6 @@ export class Tracker {
   taint = false;
   inCond = 0;
   validating = false;
-  /** conditions re-evaluated so far (see reuseIter, Rec.stale) */
-  reevaluations = 0;
   readonly loopStack: LoopContext[] = [];
   readonly ns = new Map<string, Namespace>();
   readonly ctxW = new Map<string, number>();
@@ -791,13 +845,40 @@ export class Tracker {
   private extOrd = 0;
   private extKey: unknown = undefined;
 
-  constructor(rs: RenderState, prev: Trace | null, space: PathSpace, conds: readonly CondEv[]) {
+  /** the run being replayed by runReplay (0: none), and per interned observation the run it held in */
+  private runNo = 0;
+  private stamps = new Int32Array(0);
+  /** per state-only observation list (Rec.fdList): the run it held in without re-evaluations */
+  private listStamps = new Int32Array(0);
+  /** conditions re-evaluated so far (a list that needed one is not stamped) */
+  private reevaluations = 0;
+  /** per position condition: the run its other operand was evaluated in, and the value */
+  private readonly otherAt: number[] = [];
+  private readonly otherVal: unknown[] = [];
+  /** this render's content versions of the `messages` items, and the previous render's */
+  versions: readonly number[] | null = null;
+  private prevVersions: readonly number[] | null = null;
+  private versionsPath: Path | null = null;
+
+  constructor(rs: RenderState, prev: Trace | null, space: PathSpace, conds: readonly CondEv[], condPos: ReadonlyArray<PosCond | undefined> = []) {
     this.rs = rs;
     this.prev = prev;
     this.space = space;
     this.conds = conds;
+    this.condPos = condPos;
     this.epoch = ++EPOCH;
     this.serial = SERIAL;
+  }
+
+  /**
+   * The caller's content versions of `vars.messages`' items (taken only when `list` is the very
+   * list the template receives as `messages`).
+   */
+  setVersions(list: readonly unknown[], versions: readonly number[]): void {
+    if (this.rs.vars.messages !== list || versions.length !== list.length) return;
+    this.versions = versions;
+    this.prevVersions = this.prev?.versions ?? null;
+    this.versionsPath = this.space.ctx("messages");
   }
 
   /** Ends the render (successful or not): later renders continue the serials. */
@@ -1640,6 +1721,54 @@ export class Tracker {
         case O_UNUSED:
           if (!this.checkList(o[i + 4] as unknown[], s, a, false)) return false;
           break;
+        case O_PCOND: {
+          if (this.checkList(o[i + 4] as unknown[], s, a, false)) break;
+          if (!scoped) return false;
+          // decided by the position and the other operand (evaluated once per run: it reads only
+          // state, which does not change during a run)
+          const id = o[i + 2] as number;
+          const pc = this.condPos[id] as PosCond;
+          const b = this.runNo;
+          let other: unknown;
+          if (b > 0 && this.otherAt[id] === b) other = this.otherVal[id];
+          else {
+            const sc = this.scopeFn;
+            if (sc !== null) {
+              this.scopeFn = null;
+              sc();
+            }
+            other = pc.other(this.rs, a);
+            if (b > 0) {
+              this.otherAt[id] = b;
+              this.otherVal[id] = other;
+            }
+          }
+          const lc = this.loopStack[s - 1];
+          if (typeof other !== "number" || lc === undefined) return false;
+          this.reevaluations++;
+          const pos = pc.attr === "index0" ? lc.index0 : lc.index0 + 1;
+          const x = pc.posLeft ? pos : other;
+          const y = pc.posLeft ? other : pos;
+          const v = pc.op === "lt" ? x < y : pc.op === "lteq" ? x <= y : pc.op === "gt" ? x > y : x >= y;
+          if (v !== o[i + 3]) return false;
+          break;
+        }
+        case O_CACHED: {
+          // within one run (runReplay) the state does not change: each distinct observation is
+          // checked once (stamp: +run when it held, -run when it did not)
+          stats.checks--;
+          const id = o[i + 2] as number;
+          const b = this.runNo;
+          if (b > 0) {
+            const st = this.stamps[id];
+            if (st === b) break;
+            if (st === -b) return false;
+          }
+          const ok = this.checkList(this.space.checkObs[id] as unknown[], s, a, false);
+          if (b > 0) this.stamps[id] = ok ? b : -b;
+          if (!ok) return false;
+          break;
+        }
         default:
           return false;
       }
@@ -1731,8 +1860,18 @@ export class Tracker {
     r.bad = rec.bad;
     r.scoped = rec.scoped;
     r.stale = rec.stale;
-    for (const [at, e, n, add] of ext) {
+    for (const [, e, n, add] of ext) {
       const ne = new LoopEntry(e.node, e.iters.concat(add));
+      // the loop's length observation, found by its loop (the list checked may have been a copy
+      // without an unchanged item's reads, Rec.fd, where indices differ)
+      let at = -1;
+      for (let i = 0; i < r.o.length; i += 5) {
+        if (r.o[i] === O_LEN && r.o[i + 4] === e) {
+          at = i;
+          break;
+        }
+      }
+      if (at < 0) throw new ReplayError("grown loop without its length observation");
       r.o[at + 3] = n;
       r.o[at + 4] = ne;
       const li = r.loops === null ? -1 : r.loops.indexOf(e);
@@ -1764,7 +1903,11 @@ export class Tracker {
     this.extKey = rec.key;
     try {
       const re = this.reevaluations;
-      if (!this.check(rec, rec.depth, a)) return null;
+      const item = this.unchangedItem(rec);
+      if (item !== null) {
+        if (!this.checkWithin(rec, rec.depth, a, item)) return null;
+        this.stats.unchangedItems++;
+      } else if (!this.check(rec, rec.depth, a)) return null;
       if (this.ext.length > 0) {
         rec = this.extended(rec, this.ext);
         if (steps + rec.steps > rs.maxSteps) return null;
@@ -1807,6 +1950,119 @@ export class Tracker {
     this.carry(parent, rec, start - parent.base);
     this.stats.iterationsReused++;
     return rec;
+  }
+
+  /**
+   * The item path of iteration record `rec` when it iterated `messages[u]` and that item's
+   * content version is the same now as at the previous render (where `rec` held: it was recorded
+   * or validated there) — then everything `rec` read inside the item is unchanged — else null.
+   */
+  private unchangedItem(rec: Rec): Path | null {
+    const pv = this.prevVersions;
+    if (pv === null) return null;
+    const key = rec.key;
+    if (!(key instanceof Path) || key.parent !== this.versionsPath || typeof key.key !== "number") return null;
+    const v = (this.versions as readonly number[])[key.key];
+    return v !== undefined && v >= 0 && pv[key.key] === v ? key : null;
+  }
+
+  /** Record `rec`'s observations for unchanged `item` (Rec.fd, Rec.fdList), computed once. */
+  private fdOf(rec: Rec, item: Path): unknown[] {
+    let fd = rec.fd;
+    if (fd === undefined || rec.fdItem !== item) {
+      fd = rec.fd = forUnchangedItem(rec.o, item, this.space, this.condPos, rec.depth - 1);
+      rec.fdItem = item;
+      const key = stateOnlyKey(fd);
+      rec.fdList = key === null ? -1 : this.space.listId(key);
+    }
+    return fd;
+  }
+
+  /** `check`, minus the observations of data inside `item` (unchanged): see unchangedItem. */
+  private checkWithin(rec: Rec, s: number, a: Act, item: Path): boolean {
+    if (rec.bad || (rec.stale && s < rec.depth)) return false;
+    if (!this.checkList(this.fdOf(rec, item), s, a, rec.depth === s)) return false;
+    const loops = rec.loops;
+    if (loops !== null) {
+      for (let i = 0; i < loops.length; i++) {
+        const it = (loops[i] as LoopEntry).iters;
+        for (let j = 0; j < it.length; j++) if (!this.checkWithin(it[j] as Rec, s, a, item)) return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Replays, from position `i` of a loop run by a segmented top-level unit, the longest run of
+   * iterations whose previous records (`pl.iters[t + d]`, matched by item path) iterated an
+   * unchanged message (unchangedItem), write nothing, run no nested loop, emit no generation span
+   * and validate. Returns how many it replayed (0: none; the caller then handles `i` itself).
+   * `at(t)` sets up position t (the loop context's index and item, for loop-position
+   * observations and re-evaluated conditions); `scope` binds the iteration's variables.
+   *
+   * No state is written during a run (its records write nothing; a condition re-evaluated in an
+   * iteration's scope only binds that iteration's own loop variables, which no iteration of the
+   * loop observes), so an interned state observation (O_CACHED) that held once in the run holds
+   * for the rest of it: each is checked once per run instead of once per iteration.
+   */
+  runReplay(pl: LoopEntry, i: number, d: number, n: number, ip: (t: number) => Path, a: Act, at: (t: number) => void, scope: () => void, entry: LoopEntry): number {
+    if (this.prevVersions === null) return 0;
+    const rs = this.rs;
+    const its = pl.iters;
+    let steps = rs.steps;
+    this.runNo = ++RUNS;
+    if (this.stamps.length < this.space.checkObs.length + 64) this.stamps = new Int32Array(2 * this.space.checkObs.length + 64);
+    if (this.listStamps.length < this.space.listIds.size + 64) this.listStamps = new Int32Array(2 * this.space.listIds.size + 64);
+    this.validating = true;
+    let t = i;
+    try {
+      for (; t < n; t++) {
+        const rec = its[t + d];
+        if (rec === undefined || rec.key !== ip(t)) break;
+        if (rec.loops !== null || rec.w !== null || rec.g !== null || rec.ctl !== 0 || rec.bad || rec.ae !== rs.autoescape) break;
+        const item = this.unchangedItem(rec);
+        if (item === null) break;
+        // the loop counts one step per iteration (for the first, the caller already has)
+        const loopStep = t > i ? 1 : 0;
+        if (steps + loopStep + rec.steps > rs.maxSteps || this.emitted + rs.out.length + rec.out.length > rs.maxChars) break;
+        const fd = this.fdOf(rec, item);
+        // a list of state observations only that held in this run holds again
+        const li = rec.fdList;
+        if (fd.length > 0 && (li < 0 || this.listStamps[li] !== this.runNo)) {
+          at(t);
+          this.scopeFn = scope;
+          const re = this.reevaluations;
+          const ok = this.checkList(fd, rec.depth, a, true);
+          // (a re-evaluated condition may have counted steps)
+          rs.steps = steps;
+          if (!ok) break;
+          if (li >= 0 && re === this.reevaluations) this.listStamps[li] = this.runNo;
+        }
+        if (t === i) this.flush();
+        steps += loopStep + rec.steps;
+        rs.steps = steps;
+        rs.chunks += rec.chunks;
+        const out = rec.out;
+        if (out.length > 0) {
+          this.segments.push(out);
+          this.segReplayed.push(true);
+          this.emitted += out.length;
+          rs.base = this.emitted;
+        }
+        entry.iters.push(rec);
+      }
+    } catch {
+      // a check that threw: the iteration at t is handled by the caller, as a failed validation
+    } finally {
+      this.validating = false;
+      this.scopeFn = null;
+      this.runNo = 0;
+      rs.steps = steps;
+    }
+    const m = t - i;
+    this.stats.iterationsReused += m;
+    this.stats.unchangedItems += m;
+    return m;
   }
 
   /**
@@ -1885,9 +2141,11 @@ export class Tracker {
   /** The finished trace of this render. */
   finish(owner: object, top: Array<Rec | null>): Trace {
     // records, plus the interned paths (shared by the conversation's traces)
-    let bytes = 256 + this.space.nextId * 96;
+    let bytes = 256 + this.space.nextId * 96 + this.space.checkObs.length * 128;
     for (const r of top) if (r !== null) bytes += r.bytes;
-    return new Trace(owner, this.space, top, bytes);
+    const v = this.versions;
+    if (v !== null) bytes += 8 * v.length;
+    return new Trace(owner, this.space, top, bytes, v);
   }
 }
 
@@ -1896,6 +2154,123 @@ export class ReplayError extends Error {}
 
 /** Loop attributes that depend on the loop's length. */
 const LEN_ATTRS = new Set(["revindex", "revindex0", "last", "length", "nextitem"]);
+
+/** Whether path `p` reaches caller data through `item` (is `item` or below it). */
+function under(p: Path, item: Path): boolean {
+  for (let q: Path | null = p; q !== null; q = q.parent) if (q === item) return true;
+  return false;
+}
+
+/**
+ * Observations `o` for an unchanged `item` (Rec.fd): without the data observations of paths under
+ * `item`, and with state observations (root slots, context names, namespace attributes) whose
+ * recorded value has a key interned as O_CACHED — also inside condition and set observations'
+ * inputs. The same array when nothing changes.
+ */
+function forUnchangedItem(o: unknown[], item: Path, space: PathSpace, pos: ReadonlyArray<PosCond | undefined>, loopJ: number, keepData = false): unknown[] {
+  let out: unknown[] | null = null;
+  for (let i = 0; i < o.length; i += 5) {
+    const kind = o[i] as number;
+    let keep = true;
+    let rep: unknown[] | null = null;
+    if (kind === O_VAL || kind === O_TRUTH || kind === O_KEYS || kind === O_WHOLE || kind === O_LEN) {
+      keep = keepData || !under(o[i + 2] as Path, item);
+    } else if (kind === O_COND || kind === O_SETV || kind === O_UNUSED) {
+      // A condition or set that held by being re-evaluated held with inputs that may not all
+      // hold (only its value did): its data observations are not known to be true of the
+      // previous render, so they stay. An unused set's inputs always held.
+      const fine = forUnchangedItem(o[i + 4] as unknown[], item, space, pos, loopJ, keepData || kind !== O_UNUSED);
+      const pc = kind === O_COND ? pos[o[i + 2] as number] : undefined;
+      // (decided on the test's own observations: one that read the item is not a position test)
+      if (pc !== undefined && positionAndState(o[i + 4] as unknown[], pc.attr, loopJ)) rep = [O_PCOND, o[i + 1], o[i + 2], o[i + 3], fine];
+      else if (fine !== o[i + 4]) rep = [o[i], o[i + 1], o[i + 2], o[i + 3], fine];
+    } else if (kind === O_RSLOT || kind === O_RESOLVE || kind === O_NSATTR) {
+      const sk = svKey(kind === O_NSATTR ? o[i + 4] : o[i + 3]);
+      if (sk !== null) {
+        const key = kind === O_RSLOT ? `S${o[i + 2] as number}|${sk}` : kind === O_RESOLVE ? `R${o[i + 2] as string}\u0000${sk}` : `N${o[i + 2] as string}\u0000${o[i + 3] as string}\u0000${sk}`;
+        rep = [O_CACHED, o[i + 1], space.checkId(key, kind, o[i + 2], o[i + 3], o[i + 4]), null, null];
+      }
+    }
+    if (out === null) {
+      if (keep && rep === null) continue;
+      out = o.slice(0, i);
+    }
+    if (rep !== null) out.push(rep[0], rep[1], rep[2], rep[3], rep[4]);
+    else if (keep) out.push(o[i], o[i + 1], o[i + 2], o[i + 3], o[i + 4]);
+  }
+  return out ?? o;
+}
+
+/**
+ * A key for the content of an observation list that reads only state — interned state
+ * observations, and conditions / sets / unused sets over such lists — else null. Two lists with
+ * the same key hold together in any one state, except where a condition has to be re-evaluated
+ * (its truth then depends on each iteration's own scope).
+ */
+function stateOnlyKey(o: unknown[]): string | null {
+  let key = "";
+  for (let i = 0; i < o.length; i += 5) {
+    const k = o[i] as number;
+    if (k === O_CACHED) key += `c${o[i + 1] as number},${o[i + 2] as number};`;
+    else if (k === O_COND || k === O_SETV || k === O_UNUSED) {
+      const inner = stateOnlyKey(o[i + 4] as unknown[]);
+      const v = k === O_UNUSED ? "" : svKey(o[i + 3]);
+      if (inner === null || v === null) return null;
+      key += `k${k},${o[i + 1] as number},${o[i + 2] as number},${v}(${inner});`;
+    } else return null;
+  }
+  return key;
+}
+
+/**
+ * Whether a condition's observations are one read of its own loop's position (`loop.<attr>` of
+ * loop depth `loopJ`) and otherwise only state (root slots, context names, namespace
+ * attributes): then its other operand's value depends on state alone (see PosCond).
+ */
+function positionAndState(fine: unknown[], attr: string, loopJ: number): boolean {
+  let positions = 0;
+  for (let i = 0; i < fine.length; i += 5) {
+    const k = fine[i];
+    if (k === O_LOOP) {
+      if (fine[i + 2] !== loopJ || fine[i + 3] !== attr) return false;
+      positions++;
+    } else if (k !== O_RSLOT && k !== O_RESOLVE && k !== O_NSATTR) return false;
+  }
+  return positions === 1;
+}
+
+/**
+ * A key for a recorded state value such that two values with the same key compare equal to the
+ * same current values (Tracker.svEq); null for values not interned.
+ */
+function svKey(sv: unknown): string | null {
+  switch (typeof sv) {
+    case "string":
+      return "s" + sv;
+    case "number":
+      return Object.is(sv, -0) ? "n-0" : "n" + String(sv);
+    case "boolean":
+      return sv ? "T" : "F";
+    case "bigint":
+      return "g" + String(sv);
+  }
+  if (sv === null) return "z";
+  if (!(sv instanceof SV)) return null;
+  switch (sv.tag) {
+    case S_PATH: {
+      const b = sv.b;
+      const bk = b === TAG_LIST ? "L" : b === TAG_TUPLE ? "U" : b === TAG_DICT ? "D" : svKey(b);
+      return bk === null ? null : `p${(sv.a as Path).id}:${bk}`;
+    }
+    case S_NS:
+      return "ns" + (sv.a as string);
+    case S_MISSING:
+      return "M";
+    case S_UNDEF:
+      return "u" + (sv.a as string);
+  }
+  return null;
+}
 
 /**
  * Whether a test's inputs include state that typically changes while its result does not
@@ -2046,12 +2421,15 @@ function loopAttrNow(lc: LoopContext, attr: string, tk: Tracker): unknown {
 
 /** Estimated bytes held by a record (and what it nests). */
 export function recBytes(r: Rec): number {
-  let b = 96 + r.o.length * 8 + r.out.length * 2 + (r.w === null ? 0 : r.w.length * 8) + (r.g === null ? 0 : r.g.length * 8);
+  let b = 96 + r.out.length * 2 + (r.w === null ? 0 : r.w.length * 8) + (r.g === null ? 0 : r.g.length * 8);
+  let obs = r.o.length * 8;
   for (let i = 0; i < r.o.length; i += 5) {
     const k = r.o[i];
     if (k === O_WHOLE) b += 64;
-    else if (k === O_COND || k === O_SETV || k === O_UNUSED) b += (r.o[i + 4] as unknown[]).length * 8;
+    else if (k === O_COND || k === O_SETV || k === O_UNUSED) obs += (r.o[i + 4] as unknown[]).length * 8;
   }
+  // the observations, and room for their copy without an unchanged item's reads (Rec.fd)
+  b += 2 * obs;
   if (r.loops !== null) for (const l of r.loops) for (const it of l.iters) b += it.bytes + 8;
   return b;
 }
