@@ -1364,7 +1364,8 @@ export class Compiler {
       const j = parent.depth;
       const ord = parent.loopOrd++;
       const prevLoop = tk.prevLoop(ord, loopId);
-      const entry = tk.loopEntry(loopId);
+      // (sized for the iterations the previous render had, plus appended ones)
+      const entry = tk.loopEntry(loopId, prevLoop === null ? 0 : Math.max(prevLoop.iters.length, src.length));
       const lc = new LoopContext(src, null, 0);
       lc.tkDepth = j;
       lc.tkMemo = true;
@@ -1412,7 +1413,7 @@ export class Compiler {
           const reused = prev === null ? null : tk.reuseIter(prev, a, scope, ord);
           if (reused !== null) {
             r = reused.ctl;
-            entry.iters.push(reused);
+            entry.add(reused);
             if (p !== null && j > 0) tk.registerVoid(loopId, p, reused);
           } else {
             const f = tk.beginIter(ord, key);
@@ -1425,7 +1426,7 @@ export class Compiler {
             f.prev = prev;
             r = body(rs, a);
             const rec = tk.endIter(f, null, r);
-            entry.iters.push(rec);
+            entry.add(rec);
             if (p !== null && j > 0) tk.registerVoid(loopId, p, rec);
           }
           if (r === BREAK) broke = true;
@@ -1435,6 +1436,7 @@ export class Compiler {
         }
       } finally {
         tk.loopStack[j] = savedLoop as LoopContext;
+        entry.done();
       }
       // a loop over caller data may grow: its recorded iterations stay valid when no iteration
       // read the loop's length and it ran to the end (see Tracker.extend)

@@ -241,12 +241,13 @@ class Template implements CompiledTemplate {
       } finally {
         tk.close();
       }
-      const segments = tk.segments;
+      const segments = tk.takeSegments();
       let reused = 0;
       if (prev !== null && trace !== null) {
         const ps = prev.segments;
         const n = Math.min(segments.length, ps.length);
-        while (reused < n && tk.segReplayed[reused] === true && segments[reused] === ps[reused]) reused++;
+        const fresh = tk.firstFresh < 0 ? n : Math.min(n, tk.firstFresh);
+        while (reused < fresh && segments[reused] === ps[reused]) reused++;
       }
       const t = tk.finish(this, tk.top);
       return { segments, reusedSegments: reused, trace: t, traceBytes: t.bytes, generation: rs.generation, steps: rs.steps, stats: tk.stats };

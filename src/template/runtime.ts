@@ -656,8 +656,10 @@ export function pySlice(obj: unknown, start: unknown, stop: unknown, step: unkno
       const r = obj.slice(sliceIndex(start) ?? 0, stop === null ? undefined : (sliceIndex(stop) as number));
       return isTuple(obj) ? mkTuple(r) : r;
     }
-    const idx = sliceIndices(obj.length, start, stop, step);
-    const r = idx.map((i) => obj[i]);
+    // (filled directly: no list of indices first — `messages[::-1]` runs on every render)
+    const [first, by, count] = sliceBounds(obj.length, start, stop, step);
+    const r = new Array<unknown>(count);
+    for (let k = 0; k < count; k++) r[k] = obj[first + k * by];
     return isTuple(obj) ? mkTuple(r) : r;
   }
   if (typeof obj === "string" || obj instanceof Markup) {

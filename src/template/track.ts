@@ -590,9 +590,21 @@ export class LoopEntry {
   readonly iters: Rec[];
   /** match key → record (built lazily when positions shift) */
   map: Map<unknown, Rec> | null = null;
+  /** while the loop runs: iterations added so far (`iters` may be allocated larger) */
+  private n = 0;
   constructor(node: number, iters: Rec[]) {
     this.node = node;
     this.iters = iters;
+  }
+
+  /** Appends the record of the loop's next iteration (while the loop runs). */
+  add(r: Rec): void {
+    this.iters[this.n++] = r;
+  }
+
+  /** The loop ended: `iters` is exactly its iterations' records. */
+  done(): void {
+    this.iters.length = this.n;
   }
 }
 
@@ -642,6 +654,8 @@ export class Trace {
     readonly bytes: number,
     /** content versions of the render's `messages` items (RenderOptions.itemVersions), if known */
     readonly versions: readonly number[] | null = null,
+    /** how many output segments the render had */
+    readonly segmentCount = 0,
   ) {}
 }
 
@@ -818,9 +832,11 @@ export class Tracker {
   readonly ctxW = new Map<string, number>();
   readonly ctxP = new Map<string, Path | null>();
   readonly stats: IncrementalStats = emptyStats();
-  /** output segments and which of them came from replayed records */
-  readonly segments: string[] = [];
-  readonly segReplayed: boolean[] = [];
+  /** output segments (the first `nseg` of `segments`, sized from the previous render's count) */
+  private readonly segments: string[];
+  private nseg = 0;
+  /** index of the first segment not replayed from a record (segments.length while there is none) */
+  firstFresh = -1;
   /** root offset of everything emitted as segments */
   emitted = 0;
   /** dedupe of root-slot observations: slot → setup serial of the unit that recorded one */
@@ -868,6 +884,14 @@ export class Tracker {
     this.condPos = condPos;
     this.epoch = ++EPOCH;
     this.serial = SERIAL;
+    this.segments = new Array<string>(prev === null ? 16 : prev.segmentCount + 16);
+  }
+
+  /** The render's output segments (once the render has run). */
+  takeSegments(): string[] {
+    const s = this.segments;
+    s.length = this.nseg;
+    return s;
   }
 
   /**
@@ -1453,8 +1477,7 @@ export class Tracker {
     const rs = this.rs;
     const out = rs.out;
     if (out.length > 0) {
-      this.segments.push(out);
-      this.segReplayed.push(replayed !== null);
+      this.emit(out, replayed !== null);
       this.emitted += out.length;
     }
     rs.out = "";
@@ -1465,12 +1488,17 @@ export class Tracker {
     return f.toRec(f.segmented ? "" : out, rs.steps - f.steps0, rs.chunks - f.chunks0, 0, this.slotReadAt);
   }
 
+  /** Appends a segment of output (`replayed`: a replayed record's). */
+  private emit(out: string, replayed: boolean): void {
+    if (!replayed && this.firstFresh < 0) this.firstFresh = this.nseg;
+    this.segments[this.nseg++] = out;
+  }
+
   /** Emits the current buffer of a segmented (top-level) unit before a segmented iteration. */
   private flush(): void {
     const rs = this.rs;
     if (rs.out.length > 0) {
-      this.segments.push(rs.out);
-      this.segReplayed.push(false);
+      this.emit(rs.out, false);
       this.emitted += rs.out.length;
       rs.out = "";
     }
@@ -1527,8 +1555,7 @@ export class Tracker {
     this.cur = parent;
     if (f.segmented) {
       if (out.length > 0) {
-        this.segments.push(out);
-        this.segReplayed.push(replayed !== null);
+        this.emit(out, replayed !== null);
         this.emitted += out.length;
       }
       rs.out = "";
@@ -1547,10 +1574,10 @@ export class Tracker {
     return used;
   }
 
-  /** Records a loop run by the current unit; returns its entry. */
-  loopEntry(node: number): LoopEntry {
+  /** Records a loop run by the current unit (expecting about `size` iterations); returns its entry. */
+  loopEntry(node: number, size = 0): LoopEntry {
     const f = this.cur as Frame;
-    const e = new LoopEntry(node, []);
+    const e = new LoopEntry(node, size > 0 ? new Array<Rec>(size) : []);
     (f.loops ??= []).push(e);
     return e;
   }
@@ -1936,8 +1963,7 @@ export class Tracker {
     if (segmented) {
       const out = rs.out;
       if (out.length > 0) {
-        this.segments.push(out);
-        this.segReplayed.push(true);
+        this.emit(out, true);
         this.emitted += out.length;
       }
       rs.out = "";
@@ -2044,12 +2070,11 @@ export class Tracker {
         rs.chunks += rec.chunks;
         const out = rec.out;
         if (out.length > 0) {
-          this.segments.push(out);
-          this.segReplayed.push(true);
+          this.emit(out, true);
           this.emitted += out.length;
           rs.base = this.emitted;
         }
-        entry.iters.push(rec);
+        entry.add(rec);
       }
     } catch {
       // a check that threw: the iteration at t is handled by the caller, as a failed validation
@@ -2145,7 +2170,7 @@ export class Tracker {
     for (const r of top) if (r !== null) bytes += r.bytes;
     const v = this.versions;
     if (v !== null) bytes += 8 * v.length;
-    return new Trace(owner, this.space, top, bytes, v);
+    return new Trace(owner, this.space, top, bytes, v, this.nseg);
   }
 }
 
