@@ -34,6 +34,7 @@ interface Walked {
   readonly ver: number;
 }
 const WALKED = new WeakMap<object, Walked>();
+const hasOwn = Object.prototype.hasOwnProperty;
 let VERSIONS = 0;
 /** the entry of the object whose walk finished last */
 let lastWalked: Walked | null = null;
@@ -88,36 +89,43 @@ function walkStrings(v: unknown, path: string, depth = 0): number {
 /** The size of an object walked before, or -1 when something inside it changed. */
 function rewalk(v: object, m: Walked, depth: number): number {
   const vals = m.vals;
+  const keys = m.keys;
   let n = 0;
-  let keys: string[] | null = null;
-  if (m.keys === null) {
+  if (keys === null) {
     if (!Array.isArray(v) || v.length !== vals.length) return -1;
-  } else {
-    if (Array.isArray(v)) return -1;
-    keys = Object.keys(v);
-    if (keys.length !== m.keys.length) return -1;
-  }
-  for (let i = 0; i < vals.length; i++) {
-    let x: unknown;
-    if (keys === null) x = (v as unknown[])[i];
-    else {
-      const k = keys[i] as string;
-      if (k !== (m.keys as string[])[i]) return -1;
-      n += k.length;
-      x = (v as Record<string, unknown>)[k];
-    }
-    if (!Object.is(x, vals[i])) return -1;
-    if (typeof x === "string") n += x.length;
-    else if (typeof x === "object" && x !== null) {
-      // unchanged only if everything inside is (else the whole object is walked again)
-      const mm = WALKED.get(x);
-      if (mm === undefined || depth + 1 > 256) return -1;
-      const k = rewalk(x, mm, depth + 1);
+    for (let i = 0; i < vals.length; i++) {
+      const x: unknown = v[i];
+      if (!Object.is(x, vals[i])) return -1;
+      const k = sizeOf(x, depth);
       if (k < 0) return -1;
       n += k;
     }
+    return n;
   }
-  return n;
+  if (Array.isArray(v)) return -1;
+  // the same own enumerable keys in the same order as Object.keys gave (for-in lists them in
+  // that order, then inherited ones: any of those fails hasOwn), without building their list
+  let i = 0;
+  for (const key in v) {
+    if (i >= keys.length || key !== keys[i] || !hasOwn.call(v, key)) return -1;
+    const x = (v as Record<string, unknown>)[key];
+    if (!Object.is(x, vals[i])) return -1;
+    const k = sizeOf(x, depth);
+    if (k < 0) return -1;
+    n += key.length + k;
+    i++;
+  }
+  return i === keys.length ? n : -1;
+}
+
+/** The string size of an entry walked before: a string's length, a nested object's (rewalk). */
+function sizeOf(x: unknown, depth: number): number {
+  if (typeof x === "string") return x.length;
+  if (typeof x !== "object" || x === null) return 0;
+  // unchanged only if everything inside is (else the whole object is walked again)
+  const mm = WALKED.get(x);
+  if (mm === undefined || depth + 1 > 256) return -1;
+  return rewalk(x, mm, depth + 1);
 }
 
 /** Checks one message's shape (role, content, tool_calls) and strings; returns its string size. */
