@@ -1749,15 +1749,16 @@ export class Tracker {
           if (!this.checkList(o[i + 4] as unknown[], s, a, false)) return false;
           break;
         case O_PCOND: {
-          if (this.checkList(o[i + 4] as unknown[], s, a, false)) break;
-          if (!scoped) return false;
           // decided by the position and the other operand (evaluated once per run: it reads only
-          // state, which does not change during a run)
+          // state, which does not change during a run); unchanged inputs decide it too
           const id = o[i + 2] as number;
-          const pc = this.condPos[id] as PosCond;
           const b = this.runNo;
+          const known = b > 0 && this.otherAt[id] === b;
+          if (!known && this.checkList(o[i + 4] as unknown[], s, a, false)) break;
+          if (!scoped) return false;
+          const pc = this.condPos[id] as PosCond;
           let other: unknown;
-          if (b > 0 && this.otherAt[id] === b) other = this.otherVal[id];
+          if (known) other = this.otherVal[id];
           else {
             const sc = this.scopeFn;
             if (sc !== null) {
