@@ -1619,14 +1619,18 @@ export class Tracker {
     return rs.base + (rs.outStack.length > 0 ? (rs.outStack[0] as string).length : rs.out.length);
   }
 
-  private check(rec: Rec, s: number, a: Act): boolean {
+  /**
+   * Whether record `rec` (and its nested loops' records) holds when checked at depth `s`; with
+   * `item`, an unchanged message it iterated, without its reads inside that message (Rec.fd).
+   */
+  private check(rec: Rec, s: number, a: Act, item: Path | null = null): boolean {
     if (rec.bad || (rec.stale && s < rec.depth)) return false;
-    if (!this.checkList(rec.o, s, a, rec.depth === s)) return false;
+    if (!this.checkList(item === null ? rec.o : this.fdOf(rec, item), s, a, rec.depth === s)) return false;
     const loops = rec.loops;
     if (loops !== null) {
       for (let i = 0; i < loops.length; i++) {
         const it = (loops[i] as LoopEntry).iters;
-        for (let j = 0; j < it.length; j++) if (!this.check(it[j] as Rec, s, a)) return false;
+        for (let j = 0; j < it.length; j++) if (!this.check(it[j] as Rec, s, a, item)) return false;
       }
     }
     return true;
@@ -1932,10 +1936,8 @@ export class Tracker {
     try {
       const re = this.reevaluations;
       const item = this.unchangedItem(rec);
-      if (item !== null) {
-        if (!this.checkWithin(rec, rec.depth, a, item)) return null;
-        this.stats.unchangedItems++;
-      } else if (!this.check(rec, rec.depth, a)) return null;
+      if (!this.check(rec, rec.depth, a, item)) return null;
+      if (item !== null) this.stats.unchangedItems++;
       if (this.ext.length > 0) {
         rec = this.extended(rec, this.ext);
         if (steps + rec.steps > rs.maxSteps) return null;
@@ -2003,20 +2005,6 @@ export class Tracker {
       rec.fdList = key === null ? -1 : this.space.listId(key);
     }
     return fd;
-  }
-
-  /** `check`, minus the observations of data inside `item` (unchanged): see unchangedItem. */
-  private checkWithin(rec: Rec, s: number, a: Act, item: Path): boolean {
-    if (rec.bad || (rec.stale && s < rec.depth)) return false;
-    if (!this.checkList(this.fdOf(rec, item), s, a, rec.depth === s)) return false;
-    const loops = rec.loops;
-    if (loops !== null) {
-      for (let i = 0; i < loops.length; i++) {
-        const it = (loops[i] as LoopEntry).iters;
-        for (let j = 0; j < it.length; j++) if (!this.checkWithin(it[j] as Rec, s, a, item)) return false;
-      }
-    }
-    return true;
   }
 
   /**
