@@ -2155,7 +2155,7 @@ export class Tracker {
   /** The finished trace of this render. */
   finish(owner: object, top: Array<Rec | null>): Trace {
     // records, plus the interned paths (shared by the conversation's traces)
-    let bytes = 256 + this.space.nextId * 96 + this.space.checkObs.length * 128;
+    let bytes = 256 + this.space.nextId * 96 + this.space.checkObs.length * 128 + this.space.listIds.size * 96;
     for (const r of top) if (r !== null) bytes += r.bytes;
     const v = this.versions;
     if (v !== null) bytes += 8 * v.length;
