@@ -108,16 +108,21 @@ test("an idle worker steals from a backlog far behind, never from a short one", 
   await q.close();
 });
 
-test("with the default bound a short backlog is not split", async () => {
+/** 40 items of one conversation drained through two fake workers: the workers used, items stolen. */
+async function hotBacklog(content: string, sticky: boolean, rebalanceChars?: number): Promise<{ workers: number; stolen: number }> {
   const runner = new FakeRunner(2);
-  const q = await BatchQueue.create({ pool: runner, clock: new FakeClock(), intervalMs: 0, batchItems: 4, maxInFlightPerWorker: 1 });
-  for (let i = 0; i < 40; i++) q.enqueue({ kind: "prompt", messages: [{ role: "user", content: "hot" }], conversationId: "hot" }, () => {});
+  const q = await BatchQueue.create({ pool: runner, clock: new FakeClock(), intervalMs: 0, batchItems: 4, maxInFlightPerWorker: 1, rebalanceChars });
+  for (let i = 0; i < 40; i++) q.enqueue({ kind: "prompt", messages: [{ role: "user", content }], conversationId: "hot", sticky }, () => {});
   const d = q.drain();
   await runner.completeAll();
   await d;
-  assert.equal(new Set(runner.sent.map((b) => b.slot)).size, 1);
-  assert.equal(q.stats().stolen, 0);
+  const out = { workers: new Set(runner.sent.map((b) => b.slot)).size, stolen: q.stats().stolen };
   await q.close();
+  return out;
+}
+
+test("with the default bound a short backlog is not split", async () => {
+  assert.deepEqual(await hotBacklog("hot", false), { workers: 1, stolen: 0 });
 });
 
 test("a conversation's items reach its worker in enqueue order, also when another worker hands them over from the shared lane", async () => {
@@ -140,15 +145,7 @@ test("a conversation's items reach its worker in enqueue order, also when anothe
 });
 
 test("sticky items are not stolen and their conversation does not move, however long the owner's backlog", async () => {
-  const runner = new FakeRunner(2);
-  const q = await BatchQueue.create({ pool: runner, clock: new FakeClock(), intervalMs: 0, batchItems: 4, maxInFlightPerWorker: 1, rebalanceChars: 10 });
-  for (let i = 0; i < 40; i++) q.enqueue({ kind: "prompt", messages: [{ role: "user", content: "hot ".repeat(50) }], conversationId: "hot", sticky: true }, () => {});
-  const d = q.drain();
-  await runner.completeAll();
-  await d;
-  assert.equal(new Set(runner.sent.map((b) => b.slot)).size, 1);
-  assert.equal(q.stats().stolen, 0);
-  await q.close();
+  assert.deepEqual(await hotBacklog("hot ".repeat(50), true, 10), { workers: 1, stolen: 0 });
 });
 
 test("router: a sticky route keeps a healthy owner whatever its load", () => {

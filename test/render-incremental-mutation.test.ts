@@ -14,6 +14,7 @@ import { PyFloat } from "../src/json/values.js";
 import { compileTemplate, type PreviousRender } from "../src/template/index.js";
 import { fixturesDir } from "./fixtures/template/harness.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
+import { incrementalRequests } from "./helpers/incremental.js";
 
 type Msg = Record<string, unknown>;
 
@@ -147,14 +148,8 @@ test("a grown loop is not extended when one of its reused iterations read the lo
   const a: Msg = { role: "user", content: "a" };
   const b: Msg = { role: "tool", content: "b" };
   const c: Msg = { role: "user", content: "c" };
-  let prev: PreviousRender | null = null;
-  const check = (ms: Msg[]): void => {
-    const vars = { messages: ms };
-    const r = t.renderIncremental(vars, { now }, prev);
-    prev = { trace: r.trace, segments: r.segments };
-    const want = t.render(vars, { now });
-    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: want.text, steps: want.steps });
-  };
+  const request = incrementalRequests(t, now, false);
+  const check = (ms: Msg[]): void => request({ messages: ms });
   check([a, b]);
   a.content = "a2";
   check([a, b]);
@@ -172,14 +167,8 @@ test("a nested iteration reused by re-evaluating a condition is not trusted insi
   );
   const now = new Date(Date.UTC(2026, 10, 30));
   const ms: Msg[] = ["user", "user", "user", "tool", "user"].map((role) => ({ role, content: "" }));
-  let prev: PreviousRender | null = null;
-  const check = (list: Msg[]): void => {
-    const vars = { messages: list };
-    const r = t.renderIncremental(vars, { now }, prev);
-    prev = { trace: r.trace, segments: r.segments };
-    const want = t.render(vars, { now });
-    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: want.text, steps: want.steps }, list.map((m) => m.role).join(","));
-  };
+  const request = incrementalRequests(t, now, false);
+  const check = (list: Msg[]): void => request({ messages: list }, list.map((m) => m.role).join(","));
   check(ms.slice(0, 2));
   check(ms.slice(0, 5));
   (ms[3] as Msg).role = "user";

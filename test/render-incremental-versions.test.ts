@@ -14,6 +14,7 @@ import { compileTemplate, type PreviousRender } from "../src/template/index.js";
 import { Deltatok } from "../src/api/deltatok.js";
 import { fixturesDir } from "./fixtures/template/harness.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
+import { incrementalRequests } from "./helpers/incremental.js";
 
 type Msg = Record<string, unknown>;
 const LIMITS = { maxPromptChars: 1 << 30 };
@@ -161,16 +162,9 @@ test("gpt-oss: an unchanged message whose iteration's look-ahead loop grew is st
     { role: "assistant", content: "" },
   ];
   const ms: Msg[] = [...turn(), ...turn()];
-  let prev: PreviousRender | null = null;
-  const request = (k: number): void => {
-    const list = ms.slice(0, k);
-    const vars = { messages: list, tools: null, documents: null, add_generation_prompt: false, bos_token: "<|startoftext|>", eos_token: "<|return|>", pad_token: "<|endoftext|>" };
-    const w = t.render(vars, { now });
-    const r = t.renderIncremental(vars, { now, itemVersions: { list, versions: versions(list) } }, prev);
-    prev = { trace: r.trace, segments: r.segments };
-    // the steps too: they are what the render budget counts
-    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: w.text, steps: w.steps }, `${k} messages`);
-  };
+  const check = incrementalRequests(t, now, true);
+  const specials = { bos_token: "<|startoftext|>", eos_token: "<|return|>", pad_token: "<|endoftext|>" };
+  const request = (k: number): void => check({ messages: ms.slice(0, k), tools: null, documents: null, add_generation_prompt: false, ...specials });
   request(2);
   request(3);
   request(6);
@@ -193,15 +187,8 @@ test("a position condition whose other operand is read from the message is decid
   const ms: Msg[] = [];
   const ns = [15, 5, 4, 4, 8, 27, 0, 26, 4, 6, 8, 23, 12, 16, 27, 13, 5, 12, 25, 10, 7, 18, 3, 28, 16, 24, 17, 0, 22, 27];
   ns.forEach((n, i) => ms.push({ role: "user", content: `m${i}`, n }));
-  let prev: PreviousRender | null = null;
-  for (let k = 2; k <= ms.length; k += 2) {
-    const list = ms.slice(0, k);
-    const vars = { messages: list };
-    const r = t.renderIncremental(vars, { now, itemVersions: { list, versions: versions(list) } }, prev);
-    prev = { trace: r.trace, segments: r.segments };
-    const w = t.render(vars, { now });
-    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: w.text, steps: w.steps }, `${k} messages`);
-  }
+  const check = incrementalRequests(t, now, true);
+  for (let k = 2; k <= ms.length; k += 2) check({ messages: ms.slice(0, k) });
 });
 
 test("a condition that held by re-evaluation keeps its reads of an unchanged message (regression)", () => {
@@ -219,14 +206,10 @@ test("a condition that held by re-evaluation keeps its reads of an unchanged mes
     { role: "assistant", content: "" },
     { role: "user", content: "" },
   ];
-  let prev: PreviousRender | null = null;
+  const check = incrementalRequests(t, now, true);
   const request = (k: number): void => {
     const list = ms.slice(0, k);
-    const vars = { messages: list };
-    const r = t.renderIncremental(vars, { now, itemVersions: { list, versions: versions(list) } }, prev);
-    prev = { trace: r.trace, segments: r.segments };
-    const w = t.render(vars, { now });
-    assert.deepEqual({ text: r.segments.join(""), steps: r.steps }, { text: w.text, steps: w.steps }, `${k} messages: ${list.map((m) => m.role).join(",")}`);
+    check({ messages: list }, `${k} messages: ${list.map((m) => m.role).join(",")}`);
   };
   request(2);
   request(3);
