@@ -16,7 +16,9 @@ export const ERROR_CODES = {
   DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",
   // ---- options and input validation ------------------------------------------------------
   DT_INVALID_OPTION: "an option has the wrong type or an out-of-range value",
+  DT_CORPUS_UNREADABLE: "the corpus file cannot be read (missing, a directory, no permission)",
   DT_INVALID_JSON: "a corpus or request line is not valid JSON",
+  DT_INVALID_UTF8: "a corpus or request line is not valid UTF-8",
   DT_INVALID_REQUEST: "a request or corpus record has the wrong shape (e.g. id or messages missing)",
   DT_INVALID_MESSAGES: "messages is missing, not an array, or empty",
   DT_INVALID_MESSAGE: "a message is not an object, or its role is missing or not a string",
@@ -33,17 +35,22 @@ export const ERROR_CODES = {
   DT_TEMPLATE_RAISED: "the chat template called raise_exception",
   DT_TEMPLATE_RUNTIME: "the chat template failed while rendering (a Python TypeError, UndefinedError, ...)",
   DT_TEMPLATE_SANDBOX: "the chat template tried something the sandbox forbids",
-  DT_TEMPLATE_BUDGET: "the chat template exceeded its step or output-size budget",
+  DT_TEMPLATE_BUDGET: "the chat template exceeded a budget: steps, size of what it builds, or depth",
   // ---- tokenization / engine ---------------------------------------------------------------
   DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
   // ---- pool and queue ----------------------------------------------------------------------
   DT_WORKER_STARTUP: "a worker failed to load the tokenizer/template or missed its warm-up budget",
   DT_WORKER_CRASHED: "a worker died while holding the item, and the one retry failed too",
+  DT_WORKER_OUT_OF_MEMORY: "a worker ran out of its memory limit while holding the item, and the one retry did too",
   DT_QUEUE_FULL: "the batch queue is at its item limit",
   DT_CLOSED: "the pool, queue or server is closed",
   DT_DRAIN_TIMEOUT: "a drain ended at its timeout before the item was processed",
   // ---- serve -------------------------------------------------------------------------------
   DT_UNKNOWN_METHOD: "a sidecar request names an unknown method",
+  DT_UNAUTHORIZED: "an HTTP request lacks the bearer token the server requires, or carries a wrong one",
+  DT_FORBIDDEN: "an HTTP request names a Host that is not the server's loopback address, or comes from another origin",
+  DT_UNSUPPORTED_MEDIA_TYPE: "an HTTP request body is not declared as application/json",
+  DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout",
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
   DT_INTERNAL: "an unexpected internal failure (a bug: please report it)",
 } as const;
