@@ -10,7 +10,7 @@
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
-import { createRenderer, type ChatRenderer, type MarkedRender, type RenderWork } from "../render/renderer.js";
+import { createRenderer, type ChatRenderer, type MarkedRender, type PreviousRender, type RenderWork } from "../render/renderer.js";
 import { OffsetMapper } from "../tokenize/offsets.js";
 import { assembleTrajectory, type Trajectory } from "./trajectory.js";
 import {
@@ -35,8 +35,12 @@ import {
   type MessageOptions,
   type PromptOptions,
   type ResolvedOptions,
+  type RolloutOptions,
 } from "./options.js";
 import { pythonJsonParser } from "./json.js";
+import type { Pipeline, Prepared } from "./pipeline.js";
+import { buildRollout, readSampled, withoutSampled, type Rollout } from "./rollout.js";
+import { CachedRolloutHost, WholeRolloutHost } from "./rollout-host.js";
 
 /** Result of {@link Deltatok.tokenizePrompt}. */
 export interface PromptResult {
@@ -71,16 +75,6 @@ function emptyWork(): RenderWork {
 
 const TEMPLATE_CACHE_MAX = 32;
 
-/** A validated request, ready to render. */
-interface Prepared {
-  readonly renderer: ChatRenderer;
-  readonly vars: Record<string, unknown>;
-  readonly now: Date;
-  /** Cache key: everything besides the messages that shapes the render. */
-  readonly key: bigint;
-  /** content versions of vars.messages' items (validateMessages; -1 where parse_tool_arguments copied) */
-  readonly versions: number[];
-}
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
 
@@ -335,6 +329,80 @@ export class Deltatok {
     return g;
   }
 
+  /**
+   * An RL rollout: the training sequences of a multi-turn conversation whose assistant messages
+   * may carry the ids the server sampled (`sampled_ids`, `sampled_logprobs`), split where the
+   * template rewrites history, with drift between sampled and canonical ids (api/rollout.ts has
+   * the definitions). Costs what each turn appended, as countPrompt does.
+   */
+  tokenizeRollout(messages: readonly unknown[], options?: RolloutOptions): Rollout {
+    try {
+      const p = checkPromptOptions(options);
+      if (p.add_generation_prompt !== undefined) {
+        throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt is fixed in a rollout (prompts have it, completions do not)", { path: "add_generation_prompt" });
+      }
+      validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
+      const tok = this.#loaded.tokenizer;
+      const sampled = readSampled(messages, (id) => tok.id_to_token(id) !== undefined);
+      const plain = withoutSampled(messages, sampled);
+      const assistant: number[] = [];
+      for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
+      const pipe = this.#pipeline();
+      const host = pipe.reusesIds ? new CachedRolloutHost(pipe, plain, p) : new WholeRolloutHost(pipe, plain, p);
+      return buildRollout(host, assistant, sampled);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** The pipeline's steps for api/ modules (rollouts). */
+  #pipeline(): Pipeline {
+    const reusesIds = this.#opts.mode === "incremental" && this.#opts.storeIds;
+    return {
+      reusesIds,
+      engine: this.#engine,
+      encoder: this.#encoder,
+      prepare: (messages, p) => this.#prepare(messages, p),
+      tokenizeCached: (prepared, messages, withIds) => {
+        const chain = this.#chains.chain(prepared.key, messages);
+        const found = this.#engine.lookup(chain);
+        const rendered =
+          this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined ? this.#renderIncremental(prepared, found) : wholeText(this.#render(prepared));
+        const t0 = performance.now();
+        try {
+          return this.#engine.tokenize(rendered, chain, withIds, found);
+        } finally {
+          this.#tokenizeMs += performance.now() - t0;
+        }
+      },
+      render: (prepared) => this.#render(prepared),
+      renderMarked: (prepared) => {
+        const renderer = prepared.renderer;
+        if (renderer.renderMarked === undefined) {
+          throw new DeltatokError("DT_INVALID_OPTION", `this needs the python renderer (this engine uses ${renderer.kind})`, { path: "options.renderer" });
+        }
+        const t0 = performance.now();
+        try {
+          return renderer.renderMarked(prepared.vars, prepared.now);
+        } finally {
+          this.#renderMs += performance.now() - t0;
+        }
+      },
+      renderAgainst: (prepared, prev: PreviousRender | null) => {
+        if (!this.#opts.incrementalRender || prepared.renderer.renderIncremental === undefined || prev === null) return wholeText(this.#render(prepared));
+        return this.#renderIncrementalFrom(prepared, prev);
+      },
+      lookup: (prepared, messages) => this.#engine.lookup(this.#chains.chain(prepared.key, messages)),
+      chain: (key, messages) => this.#chains.chain(key, messages),
+      generationPrompt: (p) => this.#generationPrompt(p),
+      decode: (ids) => this.#loaded.tokenizer.decode(Array.from(ids)),
+      inVocabulary: (id) => this.#loaded.tokenizer.id_to_token(id) !== undefined,
+      chargeTokenize: (ms) => {
+        this.#tokenizeMs += ms;
+      },
+    };
+  }
+
   /** Cache and work counters. */
   stats(): DeltatokStats {
     return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work } };
@@ -406,10 +474,14 @@ export class Deltatok {
 
   /** Renders reusing the previous render of the conversation the engine found (if any). */
   #renderIncremental(p: Prepared, found: Found | undefined): Rendered {
+    return this.#renderIncrementalFrom(p, found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments });
+  }
+
+  /** Renders reusing `prev`, any earlier render of the same template (replay checks every observation). */
+  #renderIncrementalFrom(p: Prepared, prev: PreviousRender | null): Rendered {
     const t0 = performance.now();
     let r;
     try {
-      const prev = found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments };
       r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev, { messageVersions: p.versions });
     } finally {
       this.#renderMs += performance.now() - t0;

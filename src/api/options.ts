@@ -88,6 +88,9 @@ export interface PromptOptions {
   parse_tool_arguments?: boolean;
 }
 
+/** Options of a rollout: a prompt's, without add_generation_prompt (prompts have it, completions do not). */
+export type RolloutOptions = Omit<PromptOptions, "add_generation_prompt">;
+
 /** Per-request options of OSL counting (no tools: the definition renders without them). */
 export type MessageOptions = Pick<PromptOptions, "chat_template" | "chat_template_kwargs" | "parse_tool_arguments">;
 
