@@ -423,3 +423,29 @@ function diagnose(host: RolloutHost, k: number, p: PromptTurn, seq: SequenceBuil
   if (message !== undefined) split.message = message;
   return split;
 }
+
+/** JSON form of a rollout (the CLI's JSONL records and the sidecar's answer). NaN logprobs are null. */
+export function rolloutJson(r: Rollout): Record<string, unknown> {
+  return {
+    sequences: r.sequences.map((s) => ({
+      ids: Array.from(s.ids),
+      mask: s.mask,
+      logprobs: s.logprobs === null ? null : Array.from(s.logprobs, (x) => (Number.isNaN(x) ? null : x)),
+      turns: s.turns.map(turnJson),
+    })),
+    splits: r.splits,
+    drift: r.drift.map((d) => ({
+      index: d.index,
+      at: d.at,
+      sampled_tokens: d.sampledTokens,
+      canonical_tokens: d.canonicalTokens,
+      sampled: d.sampled,
+      canonical: d.canonical,
+      decodes_to_render: d.decodesToRender,
+    })),
+  };
+}
+
+export function turnJson(t: RolloutTurn): Record<string, unknown> {
+  return { index: t.index, prompt_tokens: t.promptTokens, completion: t.completion, sampled: t.sampled, in_context: t.inContext };
+}

@@ -17,6 +17,7 @@ import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
 import { verifyCorpus } from "./verify.js";
 import { tokenizeCorpus } from "./tokenize.js";
+import { rolloutCorpus } from "./rollout.js";
 import { runServe } from "./serve.js";
 import { PoolBackend } from "../serve/pool-backend.js";
 import { runDemo } from "./demo.js";
@@ -29,6 +30,7 @@ Usage:
   deltatok render <corpus.jsonl> [options]   rendered-text hashes of every request (JSONL out)
   deltatok verify <corpus.jsonl> [options]   incremental vs full on every request; exit 1 on any difference
   deltatok tokenize <corpus.jsonl> --out F   RL trajectories: ids, message spans, assistant mask
+  deltatok rollout <corpus.jsonl> [options]  RL rollouts: training sequences from prompts and sampled ids
   deltatok serve [options]                   sidecar: JSON lines on stdio (and HTTP with --port)
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
@@ -55,7 +57,7 @@ Options:
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
   --max-diffs N                verify: differences listed in the summary (default 20)
-  --format jsonl|binary        tokenize: output format (default jsonl; binary needs --out)
+  --format jsonl|binary        tokenize, rollout: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
   --counts-only                keep no token ids in the cache
@@ -280,6 +282,22 @@ async function cmdTokenize(file: string, v: Values): Promise<number> {
   return v.strict === true && summary.errors > 0 ? 1 : 0;
 }
 
+async function cmdRollout(file: string, v: Values): Promise<number> {
+  const kwargs = kwargsFlag(v);
+  const format = v.format ?? "jsonl";
+  if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
+  if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
+  const { dt } = await loadEngine(v);
+  const summary = await rolloutCorpus(dt, file, v.out, {
+    chatTemplateKwargs: kwargs,
+    parseToolArguments: v["parse-tool-arguments"] === true,
+    format,
+    progress: progressFlag(v),
+  });
+  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
+  return v.strict === true && summary.errors > 0 ? 1 : 0;
+}
+
 /**
  * `deltatok serve`'s worker threads when --workers is not given, from the CPUs this process may
  * use. A sidecar shares the machine with the harness that calls it, and a pooled request pays a
@@ -338,6 +356,9 @@ export async function main(argv: string[]): Promise<number> {
       case "tokenize":
         if (rest.length !== 1) throw new UsageError("tokenize takes exactly one corpus file");
         return await cmdTokenize(rest[0] as string, v);
+      case "rollout":
+        if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
+        return await cmdRollout(rest[0] as string, v);
       case "serve":
         if (rest.length !== 0) throw new UsageError("serve takes no file");
         return await cmdServe(v);
