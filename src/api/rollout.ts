@@ -305,8 +305,6 @@ interface LastTurn {
   index: number;
   promptTokens: number;
   completion: [number, number];
-  /** X_k's start in R_k and P_k's text length: the completion continued P_k's text at `start`. */
-  start: number;
   /** The completion's text as the sequence holds it (decoded when sampled, X_k otherwise). */
   text: string;
 }
@@ -378,7 +376,7 @@ export function buildRollout(host: RolloutHost, assistant: readonly number[], sa
         });
       }
     }
-    last = { index: k, promptTokens: p.count, completion: [start, start + c.length], start: canon.start, text };
+    last = { index: k, promptTokens: p.count, completion: [start, start + c.length], text };
   }
   if (seq !== null) sequences.push(seq.finish());
   return { sequences, splits, drift };
@@ -386,18 +384,18 @@ export function buildRollout(host: RolloutHost, assistant: readonly number[], sa
 
 /**
  * Why P_k does not extend the sequence at token `at`. Text-level first: where P_k's text and the
- * sequence's text (P_prev's text up to where the completion started, then the completion's text)
- * part, relative to the previous turn's generation prompt and completion; equal text means the
- * same characters were tokenized differently.
+ * sequence's text (P_prev's text, then the completion's) part, relative to the previous turn's
+ * generation prompt and completion; equal text means the same characters were tokenized
+ * differently.
  */
 function diagnose(host: RolloutHost, k: number, p: PromptTurn, seq: SequenceBuilder, last: LastTurn, at: number): RolloutSplit {
   const seqIds = seq.ids.subarray(0, seq.length);
   const promptIds = p.slice(0, p.count);
   const context = { sequence: around(host, seqIds, at), prompt: around(host, promptIds, at) };
   if (at >= p.count) return { index: k, at, reason: "prompt_shorter", context };
-  // d: where P_k's text leaves the sequence's text, P_prev[:start] + the completion's text
+  // d: where P_k's text leaves the sequence's text, P_prev's text then the completion's
   const t = host.promptTexts();
-  const head = last.start;
+  const head = t.previousLength;
   const d = t.shared < head ? t.shared : head + commonChars(last.text, t.current(head, head + last.text.length));
   let reason: SplitReason;
   let message: number | undefined;

@@ -18,6 +18,7 @@ import { renderCorpus } from "./render.js";
 import { verifyCorpus } from "./verify.js";
 import { tokenizeCorpus } from "./tokenize.js";
 import { rolloutCorpus } from "./rollout.js";
+import { checkTable, checkTemplate } from "./check-template.js";
 import { runServe } from "./serve.js";
 import { PoolBackend } from "../serve/pool-backend.js";
 import { runDemo } from "./demo.js";
@@ -31,6 +32,7 @@ Usage:
   deltatok verify <corpus.jsonl> [options]   incremental vs full on every request; exit 1 on any difference
   deltatok tokenize <corpus.jsonl> --out F   RL trajectories: ids, message spans, assistant mask
   deltatok rollout <corpus.jsonl> [options]  RL rollouts: training sequences from prompts and sampled ids
+  deltatok check-template [corpus.jsonl]     does the template keep the token prefix from turn to turn?
   deltatok serve [options]                   sidecar: JSON lines on stdio (and HTTP with --port)
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
@@ -298,6 +300,24 @@ async function cmdRollout(file: string, v: Values): Promise<number> {
   return v.strict === true && summary.errors > 0 ? 1 : 0;
 }
 
+async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
+  const { dt } = await loadEngine(v);
+  const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`);
+  if (file !== undefined) {
+    check.corpus = await rolloutCorpus(dt, file, "/dev/null", {
+      chatTemplateKwargs: kwargsFlag(v),
+      parseToolArguments: v["parse-tool-arguments"] === true,
+      format: "jsonl",
+      progress: progressFlag(v),
+    });
+  }
+  const json = JSON.stringify(check, null, 2) + "\n";
+  if (v.out !== undefined) await writeFile(v.out, json);
+  else process.stdout.write(json);
+  process.stderr.write(checkTable(check));
+  return 0;
+}
+
 /**
  * `deltatok serve`'s worker threads when --workers is not given, from the CPUs this process may
  * use. A sidecar shares the machine with the harness that calls it, and a pooled request pays a
@@ -356,6 +376,9 @@ export async function main(argv: string[]): Promise<number> {
       case "tokenize":
         if (rest.length !== 1) throw new UsageError("tokenize takes exactly one corpus file");
         return await cmdTokenize(rest[0] as string, v);
+      case "check-template":
+        if (rest.length > 1) throw new UsageError("check-template takes at most one corpus file");
+        return await cmdCheckTemplate(rest[0], v);
       case "rollout":
         if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
         return await cmdRollout(rest[0] as string, v);
