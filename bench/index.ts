@@ -46,6 +46,11 @@
  *   --workers 0,2             the sidecar's --workers values (default 0,2)
  *   --window N                requests the client keeps in flight (default 64)
  *
+ *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
+ *                             replay of the same corpus, alternating rounds (--rounds, default 3);
+ *                             corpora: tau-bench airline and minisweagent top50 (--corpus to
+ *                             override, repeatable)
+ *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain)
  *   --cache-mb N              engine cache bound per engine (default 256)
  */
@@ -61,6 +66,7 @@ import { sidecarBench } from "./sidecar.js";
 import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
+import { rolloutBench } from "./rollout.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -194,6 +200,18 @@ async function main(): Promise<void> {
       const counts = (v.workers ?? "0,2").split(",").map(Number);
       if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
       result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
+      break;
+    }
+    case "rollout": {
+      const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";
+      const dflt = existsSync(SHARED_TAU) && existsSync(top50) ? [SHARED_TAU, top50] : [BUNDLED];
+      result = await rolloutBench({
+        corpora: v.corpus ?? dflt,
+        engine,
+        parseToolArguments: v["parse-tool-arguments"],
+        rounds: Number(v.rounds ?? 3),
+        limitConversations: v.conversations === undefined ? undefined : Number(v.conversations),
+      });
       break;
     }
     default:

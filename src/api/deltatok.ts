@@ -342,8 +342,7 @@ export class Deltatok {
         throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt is fixed in a rollout (prompts have it, completions do not)", { path: "add_generation_prompt" });
       }
       validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
-      const tok = this.#loaded.tokenizer;
-      const sampled = readSampled(messages, (id) => tok.id_to_token(id) !== undefined);
+      const sampled = readSampled(messages, this.#vocabulary());
       const plain = withoutSampled(messages, sampled);
       const assistant: number[] = [];
       for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
@@ -353,6 +352,22 @@ export class Deltatok {
     } catch (e) {
       throw toDeltatokError(e);
     }
+  }
+
+  #inVocabulary: ((id: number) => boolean) | null = null;
+
+  /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once. */
+  #vocabulary(): (id: number) => boolean {
+    if (this.#inVocabulary === null) {
+      const tok = this.#loaded.tokenizer;
+      const ids = [...tok.get_vocab(true).values()];
+      let max = 0;
+      for (const id of ids) if (id > max) max = id;
+      const known = new Uint8Array(max + 1);
+      for (const id of ids) known[id] = 1;
+      this.#inVocabulary = (id) => id <= max && known[id] === 1;
+    }
+    return this.#inVocabulary;
   }
 
   /** The pipeline's steps for api/ modules (rollouts). */
@@ -396,7 +411,7 @@ export class Deltatok {
       chain: (key, messages) => this.#chains.chain(key, messages),
       generationPrompt: (p) => this.#generationPrompt(p),
       decode: (ids) => this.#loaded.tokenizer.decode(Array.from(ids)),
-      inVocabulary: (id) => this.#loaded.tokenizer.id_to_token(id) !== undefined,
+      inVocabulary: this.#vocabulary(),
       chargeTokenize: (ms) => {
         this.#tokenizeMs += ms;
       },

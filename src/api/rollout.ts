@@ -362,9 +362,10 @@ export function buildRollout(host: RolloutHost, assistant: readonly number[], sa
     if (sample !== null) {
       const d = firstDifference(sample.ids, canon.ids, 0, Math.min(sample.ids.length, canon.ids.length));
       const same = d === sample.ids.length && d === canon.ids.length;
-      const decoded = host.decode(sample.ids);
-      text = decoded;
       if (!same) {
+        // the sequence holds the sampled ids: their text is what the next prompt is compared with
+        const decoded = host.decode(sample.ids);
+        text = decoded;
         drift.push({
           index: k,
           at: d,
