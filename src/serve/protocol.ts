@@ -55,10 +55,14 @@ export interface Backend {
   call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
   /** Answers several calls; per-call errors are returned in place, in input order. */
   callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>>;
-  close(): Promise<void>;
+  /**
+   * Stops answering; work already accepted finishes within `timeoutMs` (default: however long it
+   * takes), what is left then is answered with a coded error.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
 }
 
-/** Maximum size of one request line / body. */
+/** Default maximum size of one request line / body (serve()'s `maxRequestBytes`). */
 export const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
 /** Maximum calls in one batch. */
 export const MAX_BATCH = 10_000;
