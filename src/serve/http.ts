@@ -38,8 +38,12 @@ export interface HttpTransportOptions {
   onAnswered: () => void;
 }
 
-/** What went wrong on the HTTP side, counted (none of it stops the server). */
+/** HTTP counters: what arrived, and what went wrong (none of it stops the server). */
 export interface HttpFaults {
+  /** Connections accepted. */
+  connections: number;
+  /** Requests whose headers arrived. */
+  requests: number;
   /** Requests whose client went away before the body was complete. */
   aborted: number;
   /** Requests or connections that timed out (headers or body too slow). */
@@ -124,7 +128,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Body> {
 }
 
 export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport> {
-  const faults: HttpFaults = { aborted: 0, timeouts: 0, parseErrors: 0, socketErrors: 0, unanswerable: 0, destroyedAtShutdown: 0, rejected: {} };
+  const faults: HttpFaults = { connections: 0, requests: 0, aborted: 0, timeouts: 0, parseErrors: 0, socketErrors: 0, unanswerable: 0, destroyedAtShutdown: 0, rejected: {} };
   const conns = new Map<Socket, Conn>();
   let draining = false;
   let allClosed: (() => void) | null = null;
@@ -143,9 +147,8 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
     (req, res) => void onRequest(req, res),
   );
 
-  let accepted = 0;
   server.on("connection", (s: Socket) => {
-    accepted++;
+    faults.connections++;
     conns.set(s, { active: 0, served: 0, idleBytes: 0, res: null });
     s.on("close", () => {
       conns.delete(s);
@@ -227,6 +230,7 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
   }
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    faults.requests++;
     const conn = conns.get(req.socket);
     if (conn !== undefined) {
       conn.active++;
@@ -324,9 +328,9 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
       const until = performance.now() + Math.max(0, deadline - performance.now()) / 2;
       await nextTurn();
       for (let quiet = 0; quiet < 2 && performance.now() < until; ) {
-        const before = accepted;
+        const before = faults.connections;
         await nextTurn();
-        quiet = accepted === before ? quiet + 1 : 0;
+        quiet = faults.connections === before ? quiet + 1 : 0;
       }
       // stop accepting, without Node's closeIdleConnections: it also destroys sockets whose
       // request has not been parsed yet, which resets them
