@@ -61,7 +61,7 @@ export function checkToken(token: string): void {
 }
 
 /** Checks an allowHosts entry: a host name or address, optionally with :port. */
-function checkAllowHost(h: string): void {
+export function checkAllowHost(h: string): void {
   if (typeof h !== "string" || !/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]/@]+)(:\d{1,5})?$/.test(h)) {
     throw new DeltatokError("DT_INVALID_OPTION", `allowHosts: "${String(h)}" is not a host name or address (with an optional :port)`, { path: "allowHosts" });
   }

@@ -312,7 +312,12 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
     });
   });
   const addr = server.address() as AddressInfo;
-  guard = buildGuard({ bindHost: o.host, boundAddress: addr.address, port: addr.port, allowHosts: o.allowHosts, token: o.token });
+  try {
+    guard = buildGuard({ bindHost: o.host, boundAddress: addr.address, port: addr.port, allowHosts: o.allowHosts, token: o.token });
+  } catch (e) {
+    server.close();
+    throw e;
+  }
 
   return {
     port: addr.port,

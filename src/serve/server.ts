@@ -18,7 +18,7 @@ import { DeltatokError } from "../errors.js";
 import { METHODS, MAX_REQUEST_BYTES, handleLine, type Backend, type Response } from "./protocol.js";
 import { serveStdio, type StdioTransport } from "./stdio.js";
 import { startHttp, type HttpFaults, type HttpTransport } from "./http.js";
-import { checkToken, isLoopbackHost } from "./guard.js";
+import { checkAllowHost, checkToken, isLoopbackHost } from "./guard.js";
 import type { Readable, Writable } from "node:stream";
 
 export interface ServeOptions {
@@ -124,6 +124,7 @@ export function resolveServeOptions(o: ServeOptions): Readonly<Resolved> {
   }
   const allowHosts = o.allowHosts ?? [];
   if (!Array.isArray(allowHosts)) throw new DeltatokError("DT_INVALID_OPTION", "allowHosts must be a list of host names", { path: "allowHosts" });
+  for (const h of allowHosts) checkAllowHost(h);
   const r: Resolved = {
     host,
     token,
