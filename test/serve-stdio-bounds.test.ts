@@ -15,7 +15,7 @@ import { serve } from "../src/serve/server.js";
 import { MAX_REQUEST_BYTES } from "../src/serve/protocol.js";
 import { LineSplitter, skimId, type LineEvent } from "../src/serve/lines.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
-import { until } from "./helpers/serve.js";
+import { GatedBackend, until } from "./helpers/serve.js";
 
 const dt = await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30", renderer: TEST_RENDERER });
 
@@ -181,4 +181,44 @@ test("server: an output that fails (the reader went away) shuts the server down 
   input.write(req(1, "a") + "\n");
   await server.closed;
   await until(() => server.answered() === 1);
+});
+
+test("server: a full output pauses reading until it drains; every answer still arrives", async () => {
+  const input = new PassThrough();
+  const output = new PassThrough({ highWaterMark: 64 });
+  const server = await serve({ backend: new InProcessBackend(dt), stdio: { input, output }, handleSignals: false });
+  for (let i = 0; i < 100; i++) input.write(req(i, `line ${i}`) + "\n");
+  await until(() => input.isPaused()); // nobody reads the output yet
+  const answers: Array<Record<string, unknown>> = [];
+  createInterface({ input: output }).on("line", (l) => answers.push(JSON.parse(l) as Record<string, unknown>));
+  input.end();
+  await server.closed;
+  await until(() => answers.length === 100);
+  assert.deepEqual(new Set(answers.map((a) => a.id)), new Set(Array.from({ length: 100 }, (_, i) => i)));
+});
+
+test("server: when stdin ends, every line read is answered, past the shutdown bound; close() is bounded", async () => {
+  const backend = new GatedBackend();
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const server = await serve({ backend, stdio: { input, output }, handleSignals: false, shutdownTimeoutMs: 20 });
+  let text = "";
+  output.setEncoding("utf8").on("data", (d: string) => (text += d));
+  for (let i = 0; i < 3; i++) input.write(req(i, "x") + "\n");
+  input.end();
+  await backend.waitFor(3);
+  // a slow backend (a fault, well past the 20 ms bound): the end of input is not a reason to drop answers
+  setTimeout(() => backend.releaseAll(), 100);
+  await server.closed;
+  assert.equal(text.trim().split("\n").length, 3, "all three answered before closed");
+
+  // close() (and SIGTERM) are bounded even when the backend never answers
+  const stuck = new GatedBackend();
+  const input2 = new PassThrough();
+  const s2 = await serve({ backend: stuck, stdio: { input: input2, output: new PassThrough() }, handleSignals: false, shutdownTimeoutMs: 20 });
+  input2.write(req(1, "y") + "\n");
+  await stuck.waitFor(1);
+  await s2.close();
+  assert.equal(stuck.closed, true);
+  stuck.releaseAll();
 });

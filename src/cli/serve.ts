@@ -34,7 +34,8 @@ export async function runServe(o: ServeCliOptions): Promise<number> {
     process.stderr.write(JSON.stringify({ listening: `http://${isIP(a) === 6 ? `[${a}]` : a}:${server.port}` }) + "\n");
   }
   await server.closed;
+  // with HTTP, what clients did (faults included) is worth a line; a stdio harness sees its answers
   const s = server.stats();
-  process.stderr.write(JSON.stringify({ stopped: { answered: s.answered, ...(s.http === null ? {} : { http: s.http }) } }) + "\n");
+  if (s.http !== null) process.stderr.write(JSON.stringify({ stopped: { answered: s.answered, http: s.http } }) + "\n");
   return 0;
 }

@@ -13,6 +13,9 @@
  *   3. at the bound (or on a second signal) every socket still open is destroyed;
  *   4. the backend closes (a pool's drain is bounded by what is left of the same bound) and
  *      `closed` resolves.
+ * When stdin ends, that is the end of the harness's input, not a request to stop: every line
+ * read is answered however long it takes (HTTP still drains within the bound); a signal then
+ * cuts the wait short.
  */
 import { DeltatokError } from "../errors.js";
 import { METHODS, MAX_REQUEST_BYTES, handleLine, type Backend, type Response } from "./protocol.js";
@@ -156,8 +159,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   let idle: (() => void) | null = null;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
-  let force!: () => void;
-  const forced = new Promise<void>((r) => (force = r));
+  let resolveForced!: () => void;
+  const forced = new Promise<void>((r) => (resolveForced = r));
+  let wasForced = false;
+  const force = () => {
+    wasForced = true;
+    resolveForced();
+  };
 
   const track = async (p: Promise<Response>): Promise<Response> => {
     inFlight++;
@@ -199,7 +207,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       maxLineBytes: opts.maxRequestBytes,
       answer: (line) => track(handleLine(backend, line)),
       closing: () => closing,
-      onEnd: () => void shutdown(),
+      onEnd: () => void shutdown(true),
       onAnswered,
     });
   }
@@ -207,19 +215,22 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // ---- shutdown ----
   const withDeadline = async (p: Promise<void>, deadline: number): Promise<void> => {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, deadline - performance.now())))), forced]);
+    const bound = Number.isFinite(deadline) ? [new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, deadline - performance.now()))))] : [];
+    await Promise.race([p, ...bound, forced]);
     clearTimeout(timer);
   };
   let shutdownPromise: Promise<void> | null = null;
-  function shutdown(): Promise<void> {
+  /** @param inputEnded stdin ended: answer every line read, with no bound on the backend. */
+  function shutdown(inputEnded = false): Promise<void> {
     shutdownPromise ??= (async () => {
       closing = true;
       const deadline = performance.now() + opts.shutdownTimeoutMs;
+      const workDeadline = inputEnded ? Infinity : deadline;
       stdio?.stop();
       await http?.drain(deadline, forced);
-      if (inFlight > 0) await withDeadline(new Promise<void>((r) => (idle = r)), deadline);
-      if (stdio !== null) await withDeadline(stdio.flushed(), deadline);
-      await backend.close({ timeoutMs: Math.max(0, deadline - performance.now()) });
+      if (inFlight > 0) await withDeadline(new Promise<void>((r) => (idle = r)), workDeadline);
+      if (stdio !== null) await withDeadline(stdio.flushed(), workDeadline);
+      await backend.close(inputEnded && !wasForced ? {} : { timeoutMs: Math.max(0, deadline - performance.now()) });
       if (o.handleSignals !== false) {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
@@ -242,7 +253,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     address: http?.address ?? null,
     answered: () => answered,
     stats: () => ({ answered, inFlight, http: http === null ? null : { ...http.faults, rejected: { ...http.faults.rejected } } }),
-    close: shutdown,
+    close: () => shutdown(),
     closed,
   };
 }
