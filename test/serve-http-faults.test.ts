@@ -81,25 +81,17 @@ test("a client that resets its connection before its answer: the answer is dropp
 });
 
 test("headers or a body slower than the timeouts get 408 DT_REQUEST_TIMEOUT", async () => {
-  const server = await start({ headersTimeoutMs: 150, requestTimeoutMs: 300 });
+  const server = await start({ headersTimeoutMs: 400, requestTimeoutMs: 800 });
   const { port } = server;
-  // a body that stops arriving
-  let s = await openSocket(port);
-  let o = outcome(s, true);
-  s.write(half(port));
-  let r = await o;
-  assert.equal(r.response?.status, 408);
-  assert.equal(code(r.response.json), "DT_REQUEST_TIMEOUT");
-  // headers that stop arriving
-  s = await openSocket(port);
-  o = outcome(s, true);
-  s.write("POST /rpc HTTP/1.1\r\nHo");
-  r = await o;
-  assert.equal(r.response?.status, 408);
-  // a connection that sends nothing
-  s = await openSocket(port);
-  r = await outcome(s, true);
-  assert.equal(r.response?.status, 408);
+  const [body, headers, nothing] = await Promise.all([openSocket(port), openSocket(port), openSocket(port)]);
+  const seen = [outcome(body, true), outcome(headers, true), outcome(nothing, true)];
+  body.write(half(port)); // a body that stops arriving
+  headers.write("POST /rpc HTTP/1.1\r\nHo"); // headers that stop arriving
+  // and a connection that sends nothing at all
+  for (const r of await Promise.all(seen)) {
+    assert.equal(r.response?.status, 408);
+    assert.equal(code(r.response.json), "DT_REQUEST_TIMEOUT");
+  }
   assert.equal(server.stats().http?.timeouts, 3);
   await good(port);
   await server.close();
@@ -220,7 +212,7 @@ test("shutdown with 600 requests in flight: every one is answered; late and queu
 test("a half-sent request does not stall shutdown: at the bound it is cut, what was in flight is answered", async () => {
   const backend = new GatedBackend();
   // the request timeout is far away: only the shutdown bound can end the half-sent request
-  const server = await serve({ backend, port: 0, handleSignals: false, shutdownTimeoutMs: 300, requestTimeoutMs: 600_000 });
+  const server = await serve({ backend, port: 0, handleSignals: false, shutdownTimeoutMs: 1000, requestTimeoutMs: 600_000 });
   const port = server.port as number;
   const stuck = await openSocket(port);
   const stuckSeen = outcome(stuck);
