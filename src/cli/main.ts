@@ -54,6 +54,12 @@ Options:
                                CPUs - 1 from 4 CPUs on, else 0.
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
+  --host ADDR                  serve: bind HTTP to ADDR (default 127.0.0.1); an address other
+                               machines can reach needs a token
+  --token TOKEN                serve: every HTTP request must send Authorization: Bearer TOKEN
+                               (default: DELTATOK_TOKEN from the environment, which ps cannot see)
+  --allow-host NAME[:PORT]     serve: also accept this Host header (a proxy passing its name);
+                               repeatable
   --max-diffs N                verify: differences listed in the summary (default 20)
   --format jsonl|binary        tokenize: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
@@ -87,6 +93,9 @@ const OPTIONS = {
   workers: { type: "string" },
   port: { type: "string" },
   "no-stdio": { type: "boolean" },
+  host: { type: "string" },
+  token: { type: "string" },
+  "allow-host": { type: "string", multiple: true },
   "max-diffs": { type: "string" },
   format: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -298,10 +307,16 @@ async function cmdServe(v: Values): Promise<number> {
     port = Number(v.port);
     if (!Number.isSafeInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got ${v.port}`);
   }
+  if (v["no-stdio"] === true && port === undefined) throw new UsageError("serve: --no-stdio needs --port (nothing to serve)");
+  for (const f of ["host", "token", "allow-host"] as const) if (v[f] !== undefined && port === undefined) throw new UsageError(`serve: --${f} applies to HTTP; add --port`);
+  const envToken = process.env.DELTATOK_TOKEN;
   return runServe({
     engine,
     stdio: v["no-stdio"] !== true,
     port,
+    host: v.host,
+    token: v.token ?? (envToken === undefined || envToken === "" || port === undefined ? undefined : envToken),
+    allowHosts: v["allow-host"],
     poolBackend: workers > 0 ? () => PoolBackend.create(engine, workers) : undefined,
   });
 }
