@@ -2,7 +2,8 @@
  * Exit codes as the README promises, for every corpus command (replay, render, verify,
  * tokenize): a chat template that does not parse (`--template`) and a corpus that cannot be read
  * (missing, a directory) are fatal — exit 1 with the coded error on stderr, nothing written —
- * while /dev/null, an empty file and a FIFO are corpora like any other (exit 0).
+ * while /dev/null, an empty file and a FIFO are corpora like any other (exit 0); an output file
+ * that cannot be written is DT_OUTPUT_UNWRITABLE (exit 1), not a crash.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -70,4 +71,20 @@ test("/dev/null, an empty file and a FIFO are read like files (exit 0)", async (
   closeSync(openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK));
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(jsonl(r.stdout).map((x) => [x.id, x.index, typeof x.isl]), [["f", 1, "number"]]);
+});
+
+test("an output that cannot be written (--out a directory, --summary in a missing directory): exit 1, DT_OUTPUT_UNWRITABLE", async () => {
+  const cases: string[][] = [
+    ["replay", corpus, "--out", aDirectory],
+    ["render", corpus, "--out", aDirectory],
+    ["tokenize", corpus, "--format", "binary", "--out", aDirectory],
+    ["replay", corpus, "--summary", join(dir, "no-such-dir", "summary.json")],
+    ["verify", corpus, "--out", aDirectory],
+  ];
+  for (const args of cases) {
+    const r = await runCli([...args, ...base]);
+    assert.equal(r.code, 1, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /DT_OUTPUT_UNWRITABLE/, args.join(" "));
+    assert.doesNotMatch(r.stderr, /Unhandled|DT_INTERNAL/, args.join(" "));
+  }
 });
