@@ -4,7 +4,8 @@
  * and Proxy traps, cycles, non-data objects (Map, Date, class instances, functions, symbols),
  * holes, very deep nesting, huge key counts. Validation reads each value once and the render
  * uses what it read. Data values JSON allows (bigint ints, NaN/Infinity floats, a `__proto__`
- * key) are accepted, and nothing is written to Object.prototype.
+ * key) are accepted, nothing is written to Object.prototype, and undefined is what
+ * JSON.stringify makes of it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -174,6 +175,11 @@ test("JSON data the reference accepts: big ints, NaN/Infinity, a __proto__ key; 
   const kw = pythonJsonParser('{"__proto__": {"enable_thinking": false}}') as Msg;
   assert.equal(typeof dt.countPrompt(good(), { chat_template_kwargs: kw }), "number");
   assert.equal(({} as Msg).enable_thinking, undefined);
+  // undefined is what JSON.stringify makes of it (the sidecar sees the same): an absent key, a null item
+  const tools = [{ type: "function", function: { name: "f", description: "d", parameters: { type: "object" } } }];
+  const toolsUndef = [{ type: "function", function: { name: "f", description: "d", parameters: { type: "object" }, strict: undefined } }];
+  assert.equal(dt.countPrompt(good(), { tools: toolsUndef }), dt.countPrompt(good(), { tools }));
+  coded(() => dt.countPrompt([{ role: "user", content: [undefined] } as never]), "DT_INVALID_CONTENT", "messages[0].content[0]");
   // a lone surrogate keeps its own code
   coded(() => dt.countPrompt([{ role: "user", content: "a\ud800b" }]), "DT_LONE_SURROGATE", "messages[0].content");
   coded(() => dt.countPrompt([{ role: "user", content: "x", ["k\udc00"]: 1 }]), "DT_LONE_SURROGATE", "messages[0]");

@@ -71,6 +71,11 @@ test("Deltatok.create: options are read once; a throwing getter is DT_INVALID_OP
   assert.equal(reads, 1);
   const trap = new Proxy({}, { ownKeys: () => { throw new Error("no keys"); } });
   await rejects(Deltatok.create(trap as never), "DT_INVALID_OPTION");
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  await rejects(Deltatok.create(proxy as never), "DT_INVALID_OPTION");
+  await rejects(Deltatok.create([] as never), "DT_INVALID_OPTION");
+  await rejects(Deltatok.create(null as never), "DT_INVALID_OPTION");
 });
 
 test("request methods: unknown options are DT_INVALID_OPTION, camelCase variants get the snake_case name", async () => {
@@ -91,6 +96,10 @@ test("request methods: unknown options are DT_INVALID_OPTION, camelCase variants
   coded(() => dt.countMessage(convo[2], { add_generation_prompt: true } as never), "DT_INVALID_OPTION");
   coded(() => dt.countMessage(convo[2], { chatTemplate: "x" } as never), "DT_INVALID_OPTION");
   coded(() => dt.countPrompt(convo.slice(0, 2), null as never), "DT_INVALID_OPTION");
+  coded(() => dt.countPrompt(convo.slice(0, 2), [] as never), "DT_INVALID_OPTION");
+  const r = Proxy.revocable({}, {});
+  r.revoke();
+  coded(() => dt.countPrompt(convo.slice(0, 2), r.proxy), "DT_INVALID_OPTION");
   // every known option is accepted, undefined ones too, and the engine still answers
   const n = dt.countPrompt(convo.slice(0, 2));
   assert.equal(

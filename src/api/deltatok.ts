@@ -107,15 +107,19 @@ export class Deltatok {
 
   /** Loads the tokenizer and templates. Rejects with a coded DeltatokError. */
   static async create(options: DeltatokOptions = {}): Promise<Deltatok> {
-    const opts = resolveOptions(options, parseDate);
-    await initHasher();
-    const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
-    if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
-    if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
-    const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
-    const dt = new Deltatok(opts, loaded);
-    dt.#compileDefault();
-    return dt;
+    try {
+      const opts = resolveOptions(options, parseDate);
+      await initHasher();
+      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
+      if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
+      if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
+      const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
+      const dt = new Deltatok(opts, loaded);
+      dt.#compileDefault();
+      return dt;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
   }
 
   /**

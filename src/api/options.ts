@@ -257,9 +257,20 @@ const MESSAGE_SET: OptionSet = {
   },
 };
 
+/** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
+function isList(v: unknown, where: string): boolean {
+  try {
+    return Array.isArray(v);
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${where} could not be read: ${String((e as Error)?.message ?? e)}`, { cause: e });
+  }
+}
+
 /** Validates and resolves options; `parseDate` turns `YYYY-MM-DD` into a Date. */
 export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) => Date): ResolvedOptions {
-  if (typeof options !== "object" || options === null) throw optionError("", "must be an object");
+  if (typeof options !== "object" || options === null || isList(options, "Deltatok.create")) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of Deltatok.create must be an object, got ${options === null ? "null" : typeof options === "object" ? "a list" : typeof options}`, { path: "options" });
+  }
   const o = readOptions(options, ENGINE_SET) as DeltatokOptions;
   const str = (k: keyof DeltatokOptions) => {
     const v = o[k];
@@ -316,8 +327,8 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
  */
 export function checkPromptOptions(p: PromptOptions | undefined, method = "countPrompt"): PromptOptions {
   if (p === undefined) return {};
-  if (typeof p !== "object" || p === null) {
-    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object, got ${p === null ? "null" : typeof p}`);
+  if (typeof p !== "object" || p === null || isList(p, method)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object, got ${p === null ? "null" : typeof p === "object" ? "a list" : typeof p}`);
   }
   const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : promptSet(method)) as PromptOptions;
   if (o.add_generation_prompt !== undefined && typeof o.add_generation_prompt !== "boolean") {

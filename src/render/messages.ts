@@ -7,9 +7,10 @@
  * render, and nothing here mutates the caller's data.
  *
  * What counts as data: strings (well-formed UTF-16), numbers (NaN and ±Infinity are Python
- * floats), booleans, null, undefined (an absent value), bigint (Python int), PyFloat, lists
- * without holes, and plain objects (prototype Object.prototype or null; a `__proto__` key is an
- * ordinary key). Anything else — a Map, Set, Date, class instance, function, symbol, a cycle, or
+ * floats), booleans, null, bigint (Python int), PyFloat, lists without holes, and plain objects
+ * (prototype Object.prototype or null; a `__proto__` key is an ordinary key). undefined is
+ * mapped as JSON.stringify maps it, so the library sees what the sidecar would: a key whose
+ * value is undefined is absent from the snapshot, an undefined list item is null. Anything else — a Map, Set, Date, class instance, function, symbol, a cycle, or
  * nesting deeper than MAX_DEPTH — is a coded error naming the path of the value.
  */
 import { DeltatokError, type ErrorCode } from "../errors.js";
@@ -217,7 +218,8 @@ function walkObject(v: object, depth: number, w: Walk): unknown {
           const path = pathAt(w, depth + 1);
           throw new DeltatokError(w.area, `${shortPath(path)} is a hole in a sparse list: not JSON data`, { path });
         }
-        list.push(walk(x, depth + 1, w));
+        // as JSON has it: an undefined item is null
+        list.push(x === undefined ? null : walk(x, depth + 1, w));
       }
       w.size += n;
       copy = list;
@@ -243,6 +245,7 @@ function walkObject(v: object, depth: number, w: Walk): unknown {
           throw new DeltatokError("DT_LONE_SURROGATE", `${shortPath(path)} has a key with a lone UTF-16 surrogate`, { path });
         }
         const x: unknown = (v as Record<string, unknown>)[k];
+        if (x === undefined) continue; // as JSON has it: a key whose value is undefined is absent
         const c = walk(x, depth + 1, w);
         if (k === "__proto__") Object.defineProperty(obj, k, { value: c, writable: true, enumerable: true, configurable: true });
         else obj[k] = c;
@@ -279,7 +282,8 @@ function rewalk(v: object, m: Walked, depth: number): number {
       const copy = m.copy as unknown[];
       if (!Array.isArray(v) || v.length !== copy.length) return -1;
       for (let i = 0; i < copy.length; i++) {
-        const k = entrySize(v[i], copy[i], depth);
+        const x: unknown = v[i];
+        const k = entrySize(x === undefined ? null : x, copy[i], depth);
         if (k < 0) return -1;
         n += k;
       }
