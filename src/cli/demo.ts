@@ -70,9 +70,12 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 const sum = (xs: readonly number[]) => xs.reduce((x, y) => x + y, 0);
 const num = (v: number | string) => (typeof v === "number" ? v : 0);
 
+const EIGHTHS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+
+/** A bar `ms / max` of `width` characters, in eighths of a character (at least one eighth). */
 function bar(ms: number, max: number, width: number): string {
-  const n = max > 0 ? (ms / max) * width : 0;
-  return n < 1 ? "▏" : "█".repeat(Math.round(n));
+  const eighths = Math.max(1, Math.round(max > 0 ? (ms / max) * width * 8 : 0));
+  return "█".repeat(Math.floor(eighths / 8)) + (EIGHTHS[eighths % 8] as string);
 }
 
 /** The per-turn table of one conversation: rows of consecutive turns, times averaged per row. */
@@ -147,14 +150,15 @@ export async function runDemo(options: DeltatokOptions): Promise<number> {
     ...turnTable(longRs, 10),
     "",
     "   Full mode pays for the whole history at every turn, so its cost per request grows with the",
-    "   conversation; the incremental engine encodes only the new messages, so its cost stays flat.",
+    "   conversation; the incremental engine renders and encodes only what the new messages add, so",
+    "   its cost stays flat.",
     `   All ${longRs.length} requests: full ${lt.full.toFixed(2)} s, incremental ${lt.inc.toFixed(2)} s — ${lt.ratio.toFixed(1)}× less time;`,
     `   ${(100 * reuse(incLong)).toFixed(1)}% of the prompt tokens came from the cache instead of being encoded again.`,
     "",
   ]);
   const st = timing(shortRs);
   out([
-    `2. ${shortConvs.length} short customer-service conversations (tau-bench airline, gpt-4o agent; ${DEMO_SHORT_FILE}):`,
+    `2. ${shortConvs.length} short customer-service conversations (tau-bench airline; ${DEMO_SHORT_FILE}):`,
     `   ${shortRs.length} requests, full ${st.full.toFixed(2)} s, incremental ${st.inc.toFixed(2)} s — ${st.ratio.toFixed(1)}× less time; ${(100 * reuse(incShort)).toFixed(1)}% of the`,
     "   prompt tokens reused. A short conversation has less history to re-tokenize, so less to save:",
     "   the gain grows with the length of the conversation.",
