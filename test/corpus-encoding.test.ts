@@ -148,3 +148,29 @@ test("deltatok replay: a BOM and a bad line in one corpus; the other conversatio
   );
   assert.equal(recs[1]?.line, 2);
 });
+
+test("ids: strings, and JSON numbers as Python's str() writes them (big ints included)", async () => {
+  const p = file(
+    "ids.jsonl",
+    [
+      `{"id":"s","messages":[{"role":"user","content":"x"}]}`,
+      `{"id":7,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":123456789012345678901234567890,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":1.0,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":1e-7,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":1e400,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":true,"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":{"a":1},"messages":[{"role":"user","content":"x"}]}`,
+    ].join("\n"),
+  );
+  assert.deepEqual(summary(await items(p)), [
+    "1:s",
+    "2:7",
+    "3:123456789012345678901234567890",
+    "4:1.0",
+    "5:1e-07",
+    "6:inf",
+    "7:DT_INVALID_REQUEST",
+    "8:DT_INVALID_REQUEST",
+  ]);
+});

@@ -40,7 +40,8 @@ export type CorpusItem = { ok: true; conversation: Conversation; bytes: number }
 /** A line's id as text: a string, or a JSON number as Python's str() writes it; else null. */
 function lineId(v: unknown): string | null {
   if (typeof v === "string") return v;
-  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  if (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v))) return String(v);
+  if (typeof v === "number") return floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   return null;
 }
