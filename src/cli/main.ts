@@ -5,7 +5,7 @@
  * not be loaded, corpus unreadable), 2 a usage error (unknown flag, bad flag value).
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { writeFile } from "node:fs/promises";
+import { writeFile } from "./output.js";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
 import type { DeltatokOptions } from "../api/options.js";

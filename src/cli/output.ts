@@ -1,20 +1,68 @@
-/** Buffered JSONL output to a file or stdout, honouring backpressure. */
-import { createWriteStream, type WriteStream } from "node:fs";
+/**
+ * Output files of the CLI: buffered JSONL to a file or stdout (honouring backpressure), and
+ * whole files (summaries). A file that cannot be created or written is DT_OUTPUT_UNWRITABLE
+ * (exit 1), found when it is opened, before any work — never an unhandled stream error.
+ */
+import { createWriteStream, openSync, type WriteStream } from "node:fs";
+import { writeFile as fsWriteFile } from "node:fs/promises";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { DeltatokError } from "../errors.js";
+
+function unwritable(path: string, e: unknown): DeltatokError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const why =
+    code === "EISDIR" ? "it is a directory" : code === "ENOENT" ? "its directory does not exist" : code === "EACCES" || code === "EPERM" ? "permission denied" : String((e as Error)?.message ?? e);
+  return new DeltatokError("DT_OUTPUT_UNWRITABLE", `cannot write ${path}: ${why}`, { cause: e });
+}
+
+/** Opens `path` for writing now (so a bad path fails before any work) as a stream whose errors are coded. */
+export function openOutputStream(path: string): WriteStream {
+  let fd: number;
+  try {
+    fd = openSync(path, "w");
+  } catch (e) {
+    throw unwritable(path, e);
+  }
+  const s = createWriteStream(path, { fd });
+  // an error while writing (disk full, EIO) rejects the pending write or close, coded
+  s.on("error", () => undefined);
+  return s;
+}
+
+/** Writes a whole file (a summary); DT_OUTPUT_UNWRITABLE when it cannot. */
+export async function writeFile(path: string, data: string): Promise<void> {
+  try {
+    await fsWriteFile(path, data);
+  } catch (e) {
+    throw unwritable(path, e);
+  }
+}
+
+/** Waits for `event` on `s`; a stream error while waiting is DT_OUTPUT_UNWRITABLE. */
+async function settle(s: Writable, event: string, path: string): Promise<void> {
+  try {
+    await once(s, event);
+  } catch (e) {
+    throw unwritable(path, e);
+  }
+}
 
 export class JsonlWriter {
   readonly #out: Writable;
   readonly #owned: WriteStream | null;
+  readonly #path: string;
   #buf = "";
 
   constructor(path: string | undefined) {
     if (path === undefined || path === "-") {
       this.#out = process.stdout;
       this.#owned = null;
+      this.#path = "stdout";
     } else {
-      this.#owned = createWriteStream(path, { encoding: "utf8" });
+      this.#owned = openOutputStream(path);
       this.#out = this.#owned;
+      this.#path = path;
     }
   }
 
@@ -28,14 +76,19 @@ export class JsonlWriter {
     if (this.#buf.length === 0) return;
     const chunk = this.#buf;
     this.#buf = "";
-    if (!this.#out.write(chunk)) await once(this.#out, "drain");
+    const o = this.#owned;
+    if (o !== null && o.errored !== null) throw unwritable(this.#path, o.errored);
+    if (!this.#out.write(chunk)) await settle(this.#out, "drain", this.#path);
   }
 
   async close(): Promise<void> {
     await this.flush();
-    if (this.#owned !== null) {
-      this.#owned.end();
-      await once(this.#owned, "close");
+    const o = this.#owned;
+    if (o !== null) {
+      if (o.errored !== null) throw unwritable(this.#path, o.errored);
+      o.end();
+      await settle(o, "close", this.#path);
+      if (o.errored !== null) throw unwritable(this.#path, o.errored);
     }
   }
 }

@@ -19,14 +19,14 @@
  *   last 8 bytes   uint64 little-endian: byte offset of the index
  * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
  */
-import { createWriteStream, type WriteStream } from "node:fs";
+import type { WriteStream } from "node:fs";
 import { once } from "node:events";
 import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
 import { mergeKwargs, readCorpus } from "../corpus/corpus.js";
-import { JsonlWriter } from "./output.js";
+import { JsonlWriter, openOutputStream } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 
@@ -55,7 +55,7 @@ class BinaryWriter {
   readonly #index: Array<Record<string, unknown>> = [];
 
   constructor(path: string) {
-    this.#out = createWriteStream(path);
+    this.#out = openOutputStream(path);
   }
 
   async #write(buf: Uint8Array): Promise<void> {

@@ -38,7 +38,8 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import type { LoadedTokenizer, LoadOptions, TokenizerJson } from "./types.js";
+import type { LoadedTokenizer, LoadOptions, TokenizerJson, TokenizerOrigin } from "./types.js";
+import { withoutInstallPaths } from "./display.js";
 
 const TOKENIZER_FILE = "tokenizer.json";
 const CONFIG_FILE = "tokenizer_config.json";
@@ -252,50 +253,62 @@ export async function loadTokenizerWith(
     const opts = validateOptions(spec, options);
     const env = opts.env ?? process.env;
     const { dir, origin } = await resolveSpec(spec, env, resolver);
-    let realDir: string;
+    const dirs = [dir];
     try {
-      realDir = await realpath(dir);
+      return await loadResolved(spec, opts, dir, origin, dirs);
     } catch (e) {
-      throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
+      // a bundled tokenizer's files are named by its package, not by where it is installed
+      throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, dirs);
     }
-
-    const overrideFile = opts.chatTemplateFile === undefined ? undefined : resolvePath(opts.chatTemplateFile);
-    const [tokStamp, cfgStamp, stmStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
-      fileStamp(join(realDir, TOKENIZER_FILE)),
-      fileStamp(join(realDir, CONFIG_FILE)),
-      fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
-      fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
-      fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
-      templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
-      overrideFile === undefined ? Promise.resolve("") : fileStamp(overrideFile),
-    ]);
-    const coreStamp = `${tokStamp}|${cfgStamp}|${stmStamp}`;
-    const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
-    const overrideKey =
-      opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
-    const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
-
-    return await loads.get(loadKey, loadStamp, realDir, async () => {
-      const core = await cores.get(realDir, coreStamp, realDir, () => loadCore(dir));
-      let set: TemplateSet;
-      if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
-      else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
-      else set = await directoryTemplates(dir, core.configTemplates);
-      const loaded: LoadedTokenizer = {
-        spec,
-        origin,
-        dir,
-        id: core.id,
-        tokenizer: core.tokenizer,
-        tokenizerJson: core.tokenizerJson,
-        config: core.config,
-        specialTokens: core.specialTokens,
-        templates: new FrozenMap(set.templates),
-        templateSources: new FrozenMap(set.sources),
-      };
-      return Object.freeze(loaded);
-    });
   } catch (e) {
     throw toDeltatokError(e, "DT_INTERNAL");
   }
+}
+
+/** The load after the spec was resolved; `dirs` collects the directories messages may mention. */
+async function loadResolved(spec: string, opts: LoadOptions, dir: string, origin: TokenizerOrigin, dirs: string[]): Promise<LoadedTokenizer> {
+  let realDir: string;
+  try {
+    realDir = await realpath(dir);
+  } catch (e) {
+    throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
+  }
+  if (realDir !== dir) dirs.push(realDir);
+
+  const overrideFile = opts.chatTemplateFile === undefined ? undefined : resolvePath(opts.chatTemplateFile);
+  const [tokStamp, cfgStamp, stmStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
+    fileStamp(join(realDir, TOKENIZER_FILE)),
+    fileStamp(join(realDir, CONFIG_FILE)),
+    fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
+    fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
+    fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
+    templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
+    overrideFile === undefined ? Promise.resolve("") : fileStamp(overrideFile),
+  ]);
+  const coreStamp = `${tokStamp}|${cfgStamp}|${stmStamp}`;
+  const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
+  const overrideKey =
+    opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
+  const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
+
+  return await loads.get(loadKey, loadStamp, realDir, async () => {
+    const core = await cores.get(realDir, coreStamp, realDir, () => loadCore(dir));
+    let set: TemplateSet;
+    if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
+    else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
+    else set = await directoryTemplates(dir, core.configTemplates);
+    const loaded: LoadedTokenizer = {
+      spec,
+      origin,
+      dir,
+      id: core.id,
+      tokenizer: core.tokenizer,
+      tokenizerJson: core.tokenizerJson,
+      config: core.config,
+      specialTokens: core.specialTokens,
+      templates: new FrozenMap(set.templates),
+      templateSources: new FrozenMap(set.sources),
+    };
+    return Object.freeze(loaded);
+  });
 }
