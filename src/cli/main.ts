@@ -11,7 +11,7 @@ import { Deltatok } from "../api/deltatok.js";
 import type { DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
 import { replayCorpus, replayCorpusPooled, type ReplayOptions, type ReplaySummary } from "./replay.js";
-import { DeltatokPool } from "../pool/pool.js";
+import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
@@ -51,7 +51,7 @@ Options:
   --no-osl                     replay: skip OSL
   --workers N|auto             replay/serve: run on N worker threads (auto: the CPUs this process
                                may use); 0: in this thread. replay default 0; serve default
-                               CPUs - 1 from 4 CPUs on, else 0.
+                               CPUs - 1 from 4 CPUs on, else 0. At most 4 x those CPUs.
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
   --max-diffs N                verify: differences listed in the summary (default 20)
@@ -158,9 +158,12 @@ async function loadEngine(v: Values): Promise<{ dt: Deltatok; loadSeconds: numbe
 function workersFlag(v: Values): number {
   const s = v.workers;
   if (s === undefined) return 0;
-  if (s === "auto") return detectCpus().count;
+  const cpus = detectCpus();
+  if (s === "auto") return cpus.count;
   const n = Number(s);
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--workers must be a non-negative integer or auto, got ${s}`);
+  if (s.trim() === "" || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`--workers must be a non-negative integer or auto, got ${s}`);
+  const max = maxWorkers(cpus);
+  if (n > max) throw new UsageError(`--workers must be at most ${max} (${WORKERS_PER_CPU} × the ${cpus.count} CPUs this process may use), got ${s}`);
   return n;
 }
 
