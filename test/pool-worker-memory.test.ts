@@ -101,6 +101,7 @@ test("a replay on one worker finishes: every other conversation's records equal 
   );
   assert.ok(serial.length > 20);
   assert.deepEqual(summary.errors_by_code, { DT_WORKER_OUT_OF_MEMORY: 1 });
+  assert.equal(summary.stopped, undefined);
 });
 
 test("workers run with the default heap limit unless told otherwise", async () => {

@@ -2,9 +2,14 @@
  * Corpus files: JSONL, one conversation per line, `{"id", "messages", "tools"?,
  * "chat_template_kwargs"?}` in OpenAI chat format. A line that cannot be used becomes a coded
  * error record for that line; reading goes on.
+ *
+ * Reading: `openCorpus` opens the file, `corpusLines` yields its lines (the one line reader of
+ * every command and mode: in-process and pooled replay see the same lines), `readCorpus` parses
+ * them into conversations.
  */
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { open as openFd } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { JsonParser } from "../render/messages.js";
@@ -64,24 +69,87 @@ export function parseCorpusLine(text: string, line: number, parse: JsonParser): 
   return { line, id, messages, tools: tools as unknown[] | null, chat_template_kwargs: kw as Record<string, unknown> | null };
 }
 
-/** Reads a corpus file line by line (blank lines skipped). */
-export async function* readCorpus(path: string, parse: JsonParser): AsyncGenerator<CorpusItem> {
+/** An open corpus file. */
+export interface CorpusFile {
+  readonly path: string;
+  /** Size in bytes (0 when unknown: a FIFO, a device). */
+  readonly size: number;
+  /** @internal A file or device, read through its handle. */
+  readonly handle: FileHandle | null;
+  /**
+   * @internal A FIFO or socket, read as a non-blocking stream: a read waiting for its writer
+   * then holds no libuv thread, so a command stopped by a signal can exit at once (a thread
+   * blocked in read(2) would hold process exit until the writer wrote or closed).
+   */
+  readonly pipe: Socket | null;
+}
+
+/** Opens a corpus for `corpusLines` (one reader for every mode of every command). */
+export async function openCorpus(path: string): Promise<CorpusFile> {
   try {
-    await stat(path);
+    const s = await stat(path);
+    if (s.isFIFO() || s.isSocket()) {
+      const fd = await new Promise<number>((resolve, reject) => openFd(path, "r", (e, fd) => (e === null ? resolve(fd) : reject(e))));
+      return { path, size: 0, handle: null, pipe: new Socket({ fd, readable: true, writable: false }) };
+    }
+    const handle = await open(path, "r");
+    return { path, size: s.isFile() ? s.size : 0, handle, pipe: null };
   } catch (e) {
     throw new DeltatokError("DT_INVALID_REQUEST", `cannot read corpus ${path}: ${(e as Error).message}`, { cause: e });
   }
-  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+}
+
+/** One line of a corpus: its text, or why it has none. */
+export type CorpusLine =
+  | { readonly line: number; readonly bytes: number; readonly text: string; readonly error?: undefined }
+  | { readonly line: number; readonly bytes: number; readonly text?: undefined; readonly error: DeltatokError };
+
+/**
+ * The lines of an open corpus, in order, with 1-based numbers (blank lines included: callers
+ * skip them). Closes the file when done (or when the consumer stops early).
+ */
+export async function* corpusLines(file: CorpusFile): AsyncGenerator<CorpusLine> {
+  const input = file.pipe ?? (file.handle as FileHandle).createReadStream({ encoding: "utf8", autoClose: false });
+  const rl = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
-  for await (const text of rl) {
-    line++;
-    const bytes = Buffer.byteLength(text, "utf8") + 1;
-    if (text.trim() === "") continue;
+  try {
+    for await (const text of rl) {
+      line++;
+      yield { line, bytes: Buffer.byteLength(text, "utf8") + 1, text };
+    }
+  } finally {
+    rl.close();
+    file.pipe?.destroy();
+    await file.handle?.close().catch(() => undefined);
+  }
+}
+
+/** Reads a corpus file line by line (blank lines skipped). */
+export async function* readCorpus(path: string, parse: JsonParser): AsyncGenerator<CorpusItem> {
+  yield* readOpenCorpus(await openCorpus(path), parse);
+}
+
+/** `readCorpus` over an open corpus. */
+export async function* readOpenCorpus(file: CorpusFile, parse: JsonParser): AsyncGenerator<CorpusItem> {
+  let blank = 0;
+  for await (const l of corpusLines(file)) {
+    // an item's bytes include the blank lines before it, so progress and "bytes unread" add up
+    const bytes = blank + l.bytes;
+    blank = 0;
+    if (l.error !== undefined) {
+      yield { ok: false, failure: { line: l.line, id: null, error: l.error }, bytes };
+      continue;
+    }
+    const text = l.text;
+    if (text.trim() === "") {
+      blank = bytes;
+      continue;
+    }
     let parsed: Conversation | LineError;
     try {
-      parsed = parseCorpusLine(text, line, parse);
+      parsed = parseCorpusLine(text, l.line, parse);
     } catch (e) {
-      parsed = { line, id: null, error: toDeltatokError(e) };
+      parsed = { line: l.line, id: null, error: toDeltatokError(e) };
     }
     if ("error" in parsed) yield { ok: false, failure: parsed, bytes };
     else yield { ok: true, conversation: parsed, bytes };
