@@ -7,7 +7,7 @@ export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type Error
 export type { Outcome, FallbackReason, EngineStats } from "./engine/engine.js";
 export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions } from "./load/index.js";
 export type { RendererKind } from "./render/renderer.js";
-export { DeltatokPool, detectCpus, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
+export { DeltatokPool, detectCpus, maxWorkers, defaultWorkerHeapMb, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
 export {
   BatchQueue,
   type BatchQueueOptions,

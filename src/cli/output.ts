@@ -2,6 +2,11 @@
  * Output files of the CLI: buffered JSONL to a file or stdout (honouring backpressure), and
  * whole files (summaries). A file that cannot be created or written is DT_OUTPUT_UNWRITABLE
  * (exit 1), found when it is opened, before any work — never an unhandled stream error.
+ *
+ * JSONL records are written in chunks of up to 64 KiB, and whatever is buffered is also written
+ * as soon as the event loop goes idle (the command waits for input or for workers), so what a
+ * consumer has seen is always every record up to some point: a stopped command leaves a prefix
+ * of the full output.
  */
 import { createWriteStream, openSync, type WriteStream } from "node:fs";
 import { writeFile as fsWriteFile } from "node:fs/promises";
@@ -53,6 +58,11 @@ export class JsonlWriter {
   readonly #owned: WriteStream | null;
   readonly #path: string;
   #buf = "";
+  #scheduled = false;
+  /** Waiting for the stream's 'drain' after a write it could not take at once. */
+  #draining: Promise<void> | null = null;
+  /** A failure of a background write, reported by the next write/flush/close. */
+  #failed: unknown = null;
 
   constructor(path: string | undefined) {
     if (path === undefined || path === "-") {
@@ -70,15 +80,35 @@ export class JsonlWriter {
   async write(record: unknown): Promise<void> {
     this.#buf += JSON.stringify(record) + "\n";
     if (this.#buf.length >= 1 << 16) await this.flush();
+    else this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.flush().catch((e: unknown) => (this.#failed ??= e));
+    });
   }
 
   async flush(): Promise<void> {
+    if (this.#failed !== null) throw this.#failed;
+    while (this.#draining !== null) await this.#draining;
     if (this.#buf.length === 0) return;
     const chunk = this.#buf;
     this.#buf = "";
     const o = this.#owned;
     if (o !== null && o.errored !== null) throw unwritable(this.#path, o.errored);
-    if (!this.#out.write(chunk)) await settle(this.#out, "drain", this.#path);
+    if (!this.#out.write(chunk)) {
+      const d = settle(this.#out, "drain", this.#path);
+      this.#draining = d;
+      try {
+        await d;
+      } finally {
+        if (this.#draining === d) this.#draining = null;
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -9,10 +9,14 @@
  * Python's universal newlines and Node's readline do — and decodes each line on its own with a
  * fatal UTF-8 decoder: a line that is not valid UTF-8 is DT_INVALID_UTF8 for that line only
  * (never U+FFFD), a UTF-8 byte order mark at the start of the file is dropped, and a line longer
- * than `maxLineBytes` is skipped to its end, never buffered whole (DT_INPUT_TOO_LARGE).
+ * than `maxLineBytes` is skipped to its end, never buffered whole (DT_INPUT_TOO_LARGE). Every
+ * command reads through `corpusLines`, in process and on workers alike, so a line is the same
+ * line (and the same error) whatever the mode. A FIFO or socket is read as a non-blocking
+ * stream, so a read waiting for its writer holds no libuv thread and a stopped command exits.
  */
 import { open, stat, access, type FileHandle } from "node:fs/promises";
-import { constants } from "node:fs";
+import { constants, open as openFd } from "node:fs";
+import { Socket } from "node:net";
 import { isUtf8 } from "node:buffer";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { describe, type JsonParser } from "../render/messages.js";
@@ -137,13 +141,29 @@ export interface CorpusFile {
   readonly path: string;
   /** Size in bytes (0 when unknown: a FIFO, a device). */
   readonly size: number;
-  /** @internal */
-  readonly handle: FileHandle;
+  /** @internal A file or device, read through its handle. */
+  readonly handle: FileHandle | null;
+  /**
+   * @internal A FIFO or socket, read as a non-blocking stream: a read waiting for its writer
+   * then holds no libuv thread, so a command stopped by a signal can exit at once (a thread
+   * blocked in read(2) would hold process exit until the writer wrote or closed).
+   */
+  readonly pipe: Socket | null;
 }
 
 /** Opens a corpus. Throws DT_CORPUS_UNREADABLE (missing, a directory, no permission, ...). */
 export async function openCorpus(path: string): Promise<CorpusFile> {
   await checkCorpus(path);
+  const kind = await stat(path).catch(() => null);
+  if (kind !== null && (kind.isFIFO() || kind.isSocket())) {
+    let fd: number;
+    try {
+      fd = await new Promise<number>((resolve, reject) => openFd(path, "r", (e, n) => (e === null ? resolve(n) : reject(e))));
+    } catch (e) {
+      throw unreadable(path, osReason(e), e);
+    }
+    return { path, size: 0, handle: null, pipe: new Socket({ fd, readable: true, writable: false }) };
+  }
   let handle: FileHandle;
   try {
     handle = await open(path, "r");
@@ -153,7 +173,7 @@ export async function openCorpus(path: string): Promise<CorpusFile> {
   try {
     const s = await handle.stat();
     if (s.isDirectory()) throw unreadable(path, "it is a directory");
-    return { path, size: s.isFile() ? s.size : 0, handle };
+    return { path, size: s.isFile() ? s.size : 0, handle, pipe: null };
   } catch (e) {
     await handle.close().catch(() => undefined);
     throw e;
@@ -218,8 +238,31 @@ function decodeLine(b: Buffer, line: number, bytes: number): CorpusLine {
  * skip them). Closes the file when done (or when the consumer stops early). A read error
  * mid-file throws DT_CORPUS_UNREADABLE.
  */
-export async function* corpusLines(file: CorpusFile, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<CorpusLine> {
+/** The bytes of an open corpus, in chunks (a file's chunk buffer is reused: copy what you keep). */
+async function* chunksOf(file: CorpusFile): AsyncGenerator<Buffer> {
+  if (file.pipe !== null) {
+    try {
+      for await (const b of file.pipe) yield b as Buffer;
+    } catch (e) {
+      throw unreadable(file.path, osReason(e), e);
+    }
+    return;
+  }
+  const handle = file.handle as FileHandle;
   const chunk = Buffer.allocUnsafe(1 << 20);
+  for (;;) {
+    let n: number;
+    try {
+      n = (await handle.read(chunk, 0, chunk.length, null)).bytesRead;
+    } catch (e) {
+      throw unreadable(file.path, osReason(e), e);
+    }
+    if (n === 0) return;
+    yield chunk.subarray(0, n);
+  }
+}
+
+export async function* corpusLines(file: CorpusFile, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<CorpusLine> {
   let parts: Buffer[] = [];
   let held = 0;
   /** bytes of the current line beyond what is held (an oversize line being skipped) */
@@ -247,14 +290,9 @@ export async function* corpusLines(file: CorpusFile, maxLineBytes = MAX_LINE_BYT
     return out;
   };
   try {
-    for (;;) {
-      let n: number;
-      try {
-        n = (await file.handle.read(chunk, 0, chunk.length, null)).bytesRead;
-      } catch (e) {
-        throw unreadable(file.path, osReason(e), e);
-      }
-      if (n === 0) break;
+    for await (const chunk of chunksOf(file)) {
+      const n = chunk.length;
+      if (n === 0) continue;
       let start = 0;
       if (afterCR) {
         afterCR = false;
@@ -291,7 +329,8 @@ export async function* corpusLines(file: CorpusFile, maxLineBytes = MAX_LINE_BYT
     }
     if (held > 0 || skipped > 0) yield finish(Buffer.alloc(0), 0);
   } finally {
-    await file.handle.close().catch(() => undefined);
+    file.pipe?.destroy();
+    await file.handle?.close().catch(() => undefined);
   }
 }
 
@@ -305,14 +344,20 @@ export async function* readCorpus(path: string, parse: JsonParser): AsyncGenerat
 
 /** `readCorpus` over an open corpus. */
 export async function* readOpenCorpus(file: CorpusFile, parse: JsonParser): AsyncGenerator<CorpusItem> {
+  let blank = 0;
   for await (const l of corpusLines(file)) {
-    const bytes = l.bytes;
+    // an item's bytes include the blank lines before it, so progress and "bytes unread" add up
+    const bytes = blank + l.bytes;
+    blank = 0;
     if (l.error !== undefined) {
       yield { ok: false, failure: { line: l.line, id: null, error: l.error }, bytes };
       continue;
     }
     const text = l.text;
-    if (text.trim() === "") continue;
+    if (text.trim() === "") {
+      blank = bytes;
+      continue;
+    }
     let parsed: Conversation | LineError;
     try {
       parsed = parseCorpusLine(text, l.line, parse);
