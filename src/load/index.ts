@@ -15,6 +15,7 @@ export type {
   JsonValue,
   LoadedTokenizer,
   LoadOptions,
+  PatternReport,
   TemplateRequest,
   TokenizerComponentJson,
   TokenizerJson,
