@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { Tokenizer } from "@huggingface/tokenizers";
 import { installExactPatterns } from "../src/load/exact-patterns.js";
 import { clearTokenizerCache, loadTokenizer } from "../src/load/index.js";
-import { type PatternJson, rustPreTokenizer, rustReplace, rustSplit } from "./helpers/rust.js";
+import { type PatternJson, rustNormalizer, rustPreTokenizer, rustReplace, rustSplit } from "./helpers/rust.js";
 import { classText } from "./helpers/texts.js";
 
 type Json = Record<string, unknown>;
@@ -189,5 +189,23 @@ test("loading a tokenizer with an untranslated pattern warns once and still enco
   } finally {
     clearTokenizerCache();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("components without a pattern that differ from Rust are reported, not changed", () => {
+  const cases: Array<{ json: Json; text: string; kind: "pre" | "norm" }> = [
+    { json: tokenizerJson(null, { type: "Digits", individual_digits: true }), text: "x٣y", kind: "pre" },
+    { json: tokenizerJson(null, { type: "Punctuation", behavior: "Isolated" }), text: "a\\'b", kind: "pre" },
+    { json: tokenizerJson(null, { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true }), text: "yo  ", kind: "pre" },
+    { json: tokenizerJson({ type: "Strip", strip_left: true, strip_right: true }, null), text: "\u0085a\ufeff", kind: "norm" },
+  ];
+  for (const { json, text, kind } of cases) {
+    const { tok, pre, norm } = build(json);
+    const report = installExactPatterns(tok, json as never);
+    assert.equal(report.exact, false, JSON.stringify(json["pre_tokenizer"] ?? json["normalizer"]));
+    assert.match(report.notes.join("\n"), /known to differ from the Rust crate/);
+    // the difference is real
+    if (kind === "pre") assert.notDeepEqual(pre(text), rustPreTokenizer(json["pre_tokenizer"])(text));
+    else assert.notEqual(norm(text), rustNormalizer(json["normalizer"])(text));
   }
 });

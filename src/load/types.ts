@@ -92,8 +92,9 @@ export interface TokenizerJson {
 export interface PatternReport {
   /**
    * True when every pattern-driven component (ByteLevel with `use_regex`, Split, Replace,
-   * Whitespace, WhitespaceSplit) runs with the Rust crate's semantics; false when one was left to
-   * @huggingface/tokenizers (see `notes`), whose ids may then differ on some texts.
+   * Whitespace, WhitespaceSplit) runs with the Rust crate's semantics and no component known to
+   * differ from it is present; false when one was left to @huggingface/tokenizers (see `notes`),
+   * whose ids may then differ on some texts.
    */
   readonly exact: boolean;
   /** One line per pattern-driven component: where it is, and what runs it. */

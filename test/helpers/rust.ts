@@ -47,6 +47,12 @@ export function rustReplace(pattern: PatternJson, content: string): (text: strin
   return (text) => n.normalizeString(text);
 }
 
+/** Rust's normalizer of the given tokenizer.json component: text → normalized text. */
+export function rustNormalizer(component: unknown): (text: string) => string {
+  const n = bare(component, null).getNormalizer() as RustNormalizer;
+  return (text) => n.normalizeString(text);
+}
+
 /** Rust's pre-tokenizer of the given tokenizer.json component: text → pieces. */
 export function rustPreTokenizer(component: unknown): (text: string) => string[] {
   const pre = bare(null, component).getPreTokenizer() as RustPreTokenizer;
