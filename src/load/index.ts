@@ -16,6 +16,7 @@ export type {
   JsonValue,
   LoadedTokenizer,
   LoadOptions,
+  PatternReport,
   TemplateRequest,
   TokenizerComponentJson,
   TokenizerJson,

@@ -22,6 +22,7 @@ import type { Tokenizer } from "@huggingface/tokenizers";
 
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { ModuleResolver } from "./bundled.js";
+import { installExactPatterns } from "./exact-patterns.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
 import { parseJsonBytes, readBytes } from "./json-text.js";
@@ -38,7 +39,7 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import type { LoadedTokenizer, LoadOptions, TokenizerJson, TokenizerOrigin } from "./types.js";
+import type { LoadedTokenizer, LoadOptions, PatternReport, TokenizerJson, TokenizerOrigin } from "./types.js";
 import { withoutInstallPaths } from "./display.js";
 
 const TOKENIZER_FILE = "tokenizer.json";
@@ -55,6 +56,7 @@ interface Core {
   readonly id: string;
   readonly tokenizer: Tokenizer;
   readonly tokenizerJson: TokenizerJson;
+  readonly patterns: PatternReport;
   readonly config: Readonly<Record<string, unknown>>;
   readonly specialTokens: Readonly<Record<string, string | string[]>>;
   readonly configTemplates: TemplateSet;
@@ -211,6 +213,14 @@ async function loadCore(dir: string): Promise<Core> {
 
   const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
   const tokenizer = buildTokenizer(tokenizerJson, configForRuntime(config, resolved), tokenizerFile);
+  // Oniguruma's semantics for every pattern of the pipeline (DESIGN.md, "What 'exact' means")
+  const patterns = installExactPatterns(tokenizer, tokenizerJson);
+  if (!patterns.exact) {
+    const left = patterns.notes.filter((n) => n.includes("left to @huggingface/tokenizers")).join("; ");
+    process.emitWarning(`a tokenizer pattern runs with JavaScript semantics, ids may differ from the Rust tokenizers on some texts: ${left}`, {
+      code: "DELTATOK_PATTERN_INEXACT",
+    });
+  }
   freezeTokenizerJson(tokenizerJson);
   const id = await tokenizerIdentity(tokenizerBytes, configBytes);
 
@@ -218,6 +228,7 @@ async function loadCore(dir: string): Promise<Core> {
     id,
     tokenizer,
     tokenizerJson,
+    patterns,
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
@@ -304,6 +315,7 @@ async function loadResolved(spec: string, opts: LoadOptions, dir: string, origin
       id: core.id,
       tokenizer: core.tokenizer,
       tokenizerJson: core.tokenizerJson,
+      patterns: core.patterns,
       config: core.config,
       specialTokens: core.specialTokens,
       templates: new FrozenMap(set.templates),
