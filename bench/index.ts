@@ -51,7 +51,13 @@
  *                             corpora: tau-bench airline and minisweagent top50 (--corpus to
  *                             override, repeatable)
  *
- *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain)
+ *   --suite worker-memory     the V8 heap limit one worker needs: for each limit, a fresh worker
+ *                             runs the largest prompt (maxPromptChars), a full cache, or both
+ *   --limits 512,768,1024,0   worker-memory: old-generation limits in MB (0: the default)
+ *   --workloads big,fill,fill+big   worker-memory: what each worker runs
+ *
+ *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain;
+ *                             default: the pool's, src/pool/pool.ts defaultWorkerHeapMb)
  *   --cache-mb N              engine cache bound per engine (default 256)
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -67,6 +73,7 @@ import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
 import { rolloutBench } from "./rollout.js";
+import { workerMemoryBench } from "./worker-memory.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -133,6 +140,8 @@ async function main(): Promise<void> {
       svg: { type: "string" },
       rounds: { type: "string" },
       skip: { type: "string" },
+      limits: { type: "string" },
+      workloads: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -185,6 +194,14 @@ async function main(): Promise<void> {
         pin: v.pin,
         resourceLimits,
         parseToolArguments: v["parse-tool-arguments"],
+      });
+      break;
+    case "worker-memory":
+      result = await workerMemoryBench({
+        corpus,
+        engine,
+        limits: (v.limits ?? "512,768,1024,0").split(",").map(Number),
+        workloads: (v.workloads ?? "big,fill,fill+big").split(","),
       });
       break;
     case "render":

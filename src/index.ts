@@ -5,9 +5,9 @@ export { Deltatok, type PromptResult, type DeltatokStats } from "./api/deltatok.
 export type { DeltatokOptions, PromptOptions, MessageOptions, ResolvedOptions } from "./api/options.js";
 export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type ErrorRecord } from "./errors.js";
 export type { Outcome, FallbackReason, EngineStats } from "./engine/engine.js";
-export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions } from "./load/index.js";
+export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions, type PatternReport } from "./load/index.js";
 export type { RendererKind } from "./render/renderer.js";
-export { DeltatokPool, detectCpus, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
+export { DeltatokPool, detectCpus, maxWorkers, defaultWorkerHeapMb, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
 export {
   BatchQueue,
   type BatchQueueOptions,

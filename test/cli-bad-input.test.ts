@@ -147,10 +147,9 @@ test("startup failures: unknown tokenizer, missing tokenizer.json, bad date, bad
   const goodOnly = join(dir, "good.jsonl");
   writeFileSync(goodOnly, JSON.stringify(good("g1")) + "\n" + JSON.stringify(good("g2")) + "\n");
   r = await runCli(["replay", goodOnly, "--renderer", TEST_RENDERER, "--template", badTemplate]);
-  assert.equal(r.code, 0, "a template syntax error is a per-request error");
-  const recs = jsonl(r.stdout);
-  assert.equal(recs.length, 2);
-  assert.ok(recs.every((x) => code(x) === "DT_TEMPLATE_SYNTAX"), JSON.stringify(recs));
+  assert.equal(r.code, 1, "a --template that does not parse is a load error (README: exit 1)");
+  assert.match(r.stderr, /DT_TEMPLATE_SYNTAX/);
+  assert.equal(jsonl(r.stdout).length, 0);
 });
 
 test("raise_exception from the template is a coded per-request error with the template's message", async () => {

@@ -13,6 +13,10 @@ Two transports with the same methods:
 Every method raises DeltatokError (with .code, .message, .path) when deltatok answers with an
 error. DeltatokClient is thread-safe: several threads may have requests in flight on one pipe;
 each waits for its own answer (answers may come back in any order).
+
+DeltatokClient finds the deltatok CLI without any network (see find_command): DELTATOK_CMD,
+then node_modules/.bin/deltatok in the working directory or above, then `deltatok` on PATH;
+with none it raises DeltatokNotFoundError at construction, saying how to point it.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import struct
 import sys
 from array import array
 import os
+import shlex
 import shutil
 import subprocess
 import threading
@@ -29,7 +34,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-__all__ = ["DeltatokClient", "DeltatokHttpClient", "DeltatokError", "read_tokens"]
+__all__ = ["DeltatokClient", "DeltatokHttpClient", "DeltatokError", "DeltatokNotFoundError", "find_command", "read_tokens"]
 
 
 class DeltatokError(Exception):
@@ -159,10 +164,14 @@ class _Methods:
 
 
 class DeltatokClient(_Methods):
-    """Runs `deltatok serve` as a child process and talks JSON lines over its stdin/stdout."""
+    """Runs `deltatok serve` as a child process and talks JSON lines over its stdin/stdout.
+
+    `command` runs the deltatok CLI (default: `find_command()`, which needs no network and raises
+    DeltatokNotFoundError here, at construction, when there is none)."""
 
     def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Dict[str, str]] = None):
-        cmd = list(command) if command is not None else _default_command()
+        cmd = list(command) if command is not None else find_command(environ=env)
+        self._cmd = cmd
         self._proc = subprocess.Popen(cmd + ["serve"] + list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=None, env=env, bufsize=0)
         self._ids = itertools.count(1)
@@ -190,7 +199,16 @@ class DeltatokClient(_Methods):
         waiter["event"].wait()
         resp = waiter["response"]
         if resp is None:
-            raise DeltatokError("DT_CLOSED", "deltatok serve exited: %s" % (self._failure or "no answer"))
+            if self._failure is not None:
+                raise DeltatokError("DT_CLOSED", "deltatok serve failed: %s" % self._failure)
+            code = self._proc.poll()
+            if code is None:
+                try:
+                    code = self._proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    code = None
+            raise DeltatokError("DT_CLOSED", "deltatok serve (%s) exited%s without answering; its stderr says why"
+                                % (" ".join(self._cmd), "" if code is None else " with code %d" % code))
         if "error" in resp:
             raise DeltatokError.from_record(resp["error"])
         return resp["result"]
@@ -258,13 +276,77 @@ class DeltatokHttpClient(_Methods):
         return resp["result"]
 
 
+class DeltatokNotFoundError(FileNotFoundError):
+    """No deltatok command line was found (DELTATOK_CMD, node_modules/.bin, PATH); says how to point to one."""
+
+
+def _upward(start: str):
+    d = os.path.abspath(start)
+    while True:
+        yield d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return
+        d = parent
+
+
+def _find_in(start: str) -> Optional[List[str]]:
+    """`node_modules/.bin/deltatok` in `start` or a parent; or a deltatok checkout (built) there."""
+    names = ["deltatok.cmd", "deltatok"] if os.name == "nt" else ["deltatok"]
+    for d in _upward(start):
+        for name in names:
+            exe = os.path.join(d, "node_modules", ".bin", name)
+            if os.path.isfile(exe) and os.access(exe, os.X_OK):
+                return [exe]
+        # the deltatok repository itself (its CLI is not in its own node_modules)
+        main = os.path.join(d, "dist", "src", "cli", "main.js")
+        pkg = os.path.join(d, "package.json")
+        if os.path.isfile(main) and os.path.isfile(pkg):
+            try:
+                with open(pkg, encoding="utf-8") as f:
+                    is_deltatok = json.load(f).get("name") == "deltatok"
+            except (OSError, ValueError, AttributeError):
+                is_deltatok = False
+            node = shutil.which("node")
+            if is_deltatok and node:
+                return [node, main]
+    return None
+
+
+def find_command(cwd: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> List[str]:
+    """The command that runs the deltatok CLI, found without any network, in this order:
+
+    1. `DELTATOK_CMD`: a command line, split like a shell does (quote paths with spaces),
+       e.g. `DELTATOK_CMD="node /opt/deltatok/dist/src/cli/main.js"`;
+    2. `node_modules/.bin/deltatok` in the working directory or one of its parents (what
+       `npm install deltatok` creates), then next to this module or above it; a built deltatok
+       checkout found the same way is run with `node`;
+    3. `deltatok` on PATH (`npm install -g deltatok`).
+
+    Raises DeltatokNotFoundError, saying how to point to one, when none is found.
+    """
+    env = os.environ if environ is None else environ
+    cmd = env.get("DELTATOK_CMD", "").strip()
+    if cmd:
+        parts = shlex.split(cmd, posix=os.name != "nt")
+        if parts:
+            return parts
+    for start in (cwd or os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
+        found = _find_in(start)
+        if found:
+            return found
+    exe = shutil.which("deltatok", path=env.get("PATH"))
+    if exe:
+        return [exe]
+    raise DeltatokNotFoundError(
+        "cannot find the deltatok command line: DELTATOK_CMD is not set, there is no node_modules/.bin/deltatok "
+        "in %s or above, and no deltatok on PATH. Install it in your project (`npm install deltatok`), or set "
+        "DELTATOK_CMD to the command that runs it (e.g. DELTATOK_CMD=\"node /path/to/deltatok/dist/src/cli/main.js\"), "
+        "or pass DeltatokClient(command=[...])" % (cwd or os.getcwd()))
+
+
 def _default_command() -> List[str]:
-    """`deltatok` on PATH, else DELTATOK_CMD (a shell-split command), else `npx deltatok`."""
-    env = os.environ.get("DELTATOK_CMD")
-    if env:
-        return env.split()
-    exe = shutil.which("deltatok")
-    return [exe] if exe else ["npx", "--no-install", "deltatok"]
+    return find_command()
 
 
 def read_tokens(path: str):

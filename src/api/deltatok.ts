@@ -8,20 +8,12 @@
  * ```
  */
 import { DeltatokError, toDeltatokError } from "../errors.js";
-import { loadTokenizer, selectTemplate, type LoadedTokenizer } from "../load/index.js";
+import { loadTokenizer, selectTemplate, shownFile, type LoadedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
 import { createRenderer, type ChatRenderer, type MarkedRender, type PreviousRender, type RenderWork } from "../render/renderer.js";
 import { OffsetMapper } from "../tokenize/offsets.js";
 import { assembleTrajectory, type Trajectory } from "./trajectory.js";
-import {
-  parseToolArguments,
-  validateDocuments,
-  validateKwargs,
-  validateMessage,
-  validateMessages,
-  validateTools,
-  type JsonParser,
-} from "../render/messages.js";
+import { parseToolArguments, readDocuments, readKwargs, readMessage, readMessages, readTools, type JsonParser } from "../render/messages.js";
 import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.js";
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
@@ -74,6 +66,8 @@ function emptyWork(): RenderWork {
 }
 
 const TEMPLATE_CACHE_MAX = 32;
+/** Compiled templates (and compile failures) kept: at most TEMPLATE_CACHE_MAX, and this many characters of source. */
+const TEMPLATE_CACHE_CHARS = 16 * 1024 * 1024;
 
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
@@ -84,7 +78,9 @@ export class Deltatok {
   readonly #encoder: TokenEncoder;
   readonly #engine: IncrementalEngine;
   readonly #chains = new ChainHasher();
-  readonly #renderers = new Map<string, ChatRenderer>();
+  /** Compiled templates by source, and the compile errors of sources that failed. */
+  readonly #renderers = new Map<string, ChatRenderer | DeltatokError>();
+  #renderersChars = 0;
   readonly #oslBaseline = new Map<string, number>();
   readonly #parseJson: JsonParser = pythonJsonParser;
   #offsets: OffsetMapper | null = null;
@@ -103,13 +99,45 @@ export class Deltatok {
 
   /** Loads the tokenizer and templates. Rejects with a coded DeltatokError. */
   static async create(options: DeltatokOptions = {}): Promise<Deltatok> {
-    const opts = resolveOptions(options, parseDate);
-    await initHasher();
-    const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
-    if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
-    if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
-    const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
-    return new Deltatok(opts, loaded);
+    try {
+      const opts = resolveOptions(options, parseDate);
+      await initHasher();
+      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
+      if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
+      if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
+      const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
+      const dt = new Deltatok(opts, loaded);
+      dt.#compileDefault();
+      return dt;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * Compiles the template a request without `chat_template` and without tools renders with (the
+   * override, or the tokenizer's default), so a template that does not parse fails `create`
+   * with DT_TEMPLATE_SYNTAX instead of every request. Templates chosen per request (by name,
+   * as source, or `tool_use` for tools) compile on first use and fail that request only.
+   */
+  #compileDefault(): void {
+    const { templates, templateSources } = this.#loaded;
+    if (templates.size === 0) return; // countText still works; prompts fail DT_TEMPLATE_NOT_FOUND
+    let source: string;
+    try {
+      source = selectTemplate(this.#loaded, { chatTemplate: undefined, hasTools: false });
+    } catch {
+      return; // several templates and no "default": each request names one
+    }
+    try {
+      this.#renderer(source);
+    } catch (e) {
+      const err = toDeltatokError(e);
+      let name = "default";
+      for (const [n, t] of templates) if (t === source) name = n;
+      const where = shownFile(this.#loaded, templateSources.get(name) ?? name);
+      throw new DeltatokError(err.code, `chat template ${where}: ${err.message}`, { cause: err });
+    }
   }
 
   /** The resolved options. */
@@ -144,7 +172,7 @@ export class Deltatok {
   /** Count (and ids when `withIds`) of a prompt, with how the cache answered. */
   tokenizePrompt(messages: readonly unknown[], options?: PromptOptions, withIds = false): PromptResult {
     try {
-      const p = checkPromptOptions(options);
+      const p = checkPromptOptions(options, withIds ? "encodePrompt" : "countPrompt");
       const prepared = this.#prepare(messages, p);
       if (this.#opts.mode === "full") {
         const text = this.#render(prepared);
@@ -155,7 +183,7 @@ export class Deltatok {
           this.#tokenizeMs += performance.now() - t0;
         }
       }
-      const chain = this.#chains.chain(prepared.key, messages);
+      const chain = this.#chains.chain(prepared.key, prepared.messages);
       const found = this.#engine.lookup(chain);
       const rendered =
         this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined
@@ -175,7 +203,7 @@ export class Deltatok {
   /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */
   renderPrompt(messages: readonly unknown[], options?: PromptOptions): string {
     try {
-      return this.#render(this.#prepare(messages, checkPromptOptions(options)));
+      return this.#render(this.#prepare(messages, checkPromptOptions(options, "renderPrompt")));
     } catch (e) {
       throw toDeltatokError(e);
     }
@@ -189,22 +217,21 @@ export class Deltatok {
    */
   countMessage(message: unknown, options?: MessageOptions): number {
     try {
-      const p = checkPromptOptions(options);
-      validateMessage(message, "message");
-      let m = message as Record<string, unknown>;
+      const p = checkPromptOptions(options, "countMessage");
+      let m = readMessage(message, "message", this.#opts.maxPromptChars);
       if (m.content === null || m.content === undefined) m = { ...m, content: "" };
       const base: PromptOptions = { add_generation_prompt: false, tools: null };
       if (p.chat_template !== undefined) base.chat_template = p.chat_template;
       if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
       if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
-      const withMessage = this.#prepare([USER_EMPTY, m], base);
+      const withMessage = this.#prepare([USER_EMPTY, m], base, true);
       const text = this.#render(withMessage);
       const t0 = performance.now();
       const full = this.#encoder.encodeWhole(text).length;
       const baseKey = withMessage.key.toString(16);
       let baseline = this.#oslBaseline.get(baseKey);
       if (baseline === undefined) {
-        const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base));
+        const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base, true));
         baseline = this.#encoder.encodeWhole(framing).length;
         if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
         this.#oslBaseline.set(baseKey, baseline);
@@ -241,8 +268,9 @@ export class Deltatok {
    */
   tokenizeTrajectory(messages: readonly unknown[], options?: PromptOptions): Trajectory {
     try {
-      const p = checkPromptOptions(options);
+      const p = checkPromptOptions(options, "tokenizeTrajectory");
       const prepared = this.#prepare(messages, { ...p, add_generation_prompt: p.add_generation_prompt ?? false });
+      const snaps = prepared.messages;
       const renderer = prepared.renderer;
       if (renderer.renderMarked === undefined) {
         throw new DeltatokError("DT_INVALID_OPTION", `trajectory tokenization needs the python renderer (this engine uses ${renderer.kind})`, {
@@ -261,7 +289,7 @@ export class Deltatok {
       try {
         if (this.#opts.mode === "full") ids = this.#engine.tokenizeFull(marked.text, true).ids as Uint32Array;
         else {
-          const chain = this.#chains.chain(prepared.key, messages);
+          const chain = this.#chains.chain(prepared.key, snaps);
           ids = this.#engine.tokenize(wholeText(marked.text), chain, true, this.#engine.lookup(chain)).ids as Uint32Array;
         }
       } finally {
@@ -278,11 +306,11 @@ export class Deltatok {
         ends: off.ends,
         offsetsExact: off.exact,
         messageStarts: marked.messageStarts,
-        roles: messages.map((m) => String((m as { role?: unknown }).role ?? "")),
+        roles: snaps.map((m) => String((m as { role?: unknown }).role ?? "")),
         generation: marked.generation,
         templateHasGeneration: /\{%[-+]?\s*generation\b/.test(renderer.source),
         generationPrompt: this.#generationPrompt(p),
-        promptTails: this.#promptTails(messages, p, marked.messageStarts),
+        promptTails: this.#promptTails(snaps, p, marked.messageStarts),
         endsWithGenerationPrompt: p.add_generation_prompt === true,
         isSpecial: (id) => special.has(id),
       });
@@ -301,7 +329,7 @@ export class Deltatok {
     for (let i = 1; i < messages.length; i++) {
       if ((messages[i] as { role?: unknown }).role !== "assistant" || (starts[i] as number) < 0) continue;
       try {
-        const prepared = this.#prepare(messages.slice(0, i), { ...p, add_generation_prompt: true });
+        const prepared = this.#prepare(messages.slice(0, i), { ...p, add_generation_prompt: true }, true);
         const r = (prepared.renderer.renderMarked as NonNullable<ChatRenderer["renderMarked"]>).call(prepared.renderer, prepared.vars, prepared.now);
         const last = Math.max(0, ...r.messageEnds);
         tails[i] = r.text.slice(last);
@@ -317,11 +345,11 @@ export class Deltatok {
   #generationPrompt(p: PromptOptions): string {
     const base = { ...p, tools: null, parse_tool_arguments: false };
     const probe = [USER_EMPTY];
-    const prepared = this.#prepare(probe, { ...base, add_generation_prompt: true });
+    const prepared = this.#prepare(probe, { ...base, add_generation_prompt: true }, true);
     let g = this.#genPrompts.get(prepared.key);
     if (g === undefined) {
       const withGen = this.#render(prepared);
-      const without = this.#render(this.#prepare(probe, { ...base, add_generation_prompt: false }));
+      const without = this.#render(this.#prepare(probe, { ...base, add_generation_prompt: false }, true));
       g = withGen.startsWith(without) ? withGen.slice(without.length) : "";
       if (this.#genPrompts.size >= TEMPLATE_CACHE_MAX) this.#genPrompts.clear();
       this.#genPrompts.set(prepared.key, g);
@@ -337,13 +365,11 @@ export class Deltatok {
    */
   tokenizeRollout(messages: readonly unknown[], options?: RolloutOptions): Rollout {
     try {
-      const p = checkPromptOptions(options);
-      if (p.add_generation_prompt !== undefined) {
-        throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt is fixed in a rollout (prompts have it, completions do not)", { path: "add_generation_prompt" });
-      }
-      validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
-      const sampled = readSampled(messages, this.#vocabulary());
-      const plain = withoutSampled(messages, sampled);
+      const p = checkPromptOptions(options, "tokenizeRollout");
+      // read once (snapshots); each turn then slices the same copies without the sampled fields
+      const read = readMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
+      const sampled = readSampled(read, this.#vocabulary());
+      const plain = withoutSampled(read, sampled);
       const assistant: number[] = [];
       for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
       const pipe = this.#pipeline();
@@ -428,14 +454,19 @@ export class Deltatok {
     this.#engine.clear();
   }
 
-  /** Validates the request, selects and compiles the template, builds its variables and key. */
-  #prepare(messages: readonly unknown[], p: PromptOptions): Prepared {
+  /**
+   * Validates the request, selects and compiles the template, builds its variables and key.
+   * Validation reads the caller's values once and the render uses what it read (snapshots);
+   * `snapshots`: `messages` are snapshots already (built here, e.g. a countMessage request).
+   */
+  #prepare(messages: readonly unknown[], p: PromptOptions, snapshots = false): Prepared {
+    const limit = this.#opts.maxPromptChars;
     const versions: number[] = [];
-    validateMessages(messages, { maxPromptChars: this.#opts.maxPromptChars }, "messages", versions);
-    validateTools(p.tools);
-    validateDocuments(p.documents);
-    validateKwargs(p.chat_template_kwargs);
-    const kwargs = p.chat_template_kwargs ?? null;
+    const snap = snapshots ? messages : readMessages(messages, { maxPromptChars: limit }, "messages", versions);
+    if (snapshots) for (let i = 0; i < snap.length; i++) versions.push(-1);
+    const tools = readTools(p.tools, limit);
+    const documents = readDocuments(p.documents, limit);
+    const kwargs = readKwargs(p.chat_template_kwargs, limit);
     if (kwargs !== null) {
       for (const k of RESERVED_TEMPLATE_KEYS) {
         if (Object.hasOwn(kwargs, k)) {
@@ -447,30 +478,37 @@ export class Deltatok {
     }
     const agp = p.add_generation_prompt ?? true;
     const pta = p.parse_tool_arguments ?? false;
-    const tools = p.tools ?? null;
-    const source = selectTemplate(this.#loaded, { chatTemplate: p.chat_template ?? undefined, hasTools: tools !== null });
-    const renderer = this.#renderer(source);
-    const msgs = pta ? parseToolArguments(messages, this.#parseJson) : messages;
+    const explicit = p.chat_template ?? undefined;
+    if (explicit !== undefined && explicit.length > limit) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `chat_template is longer than ${limit} characters`, { path: "chat_template" });
+    }
+    const source = selectTemplate(this.#loaded, { chatTemplate: explicit, hasTools: tools !== null });
+    let renderer: ChatRenderer;
+    try {
+      renderer = this.#renderer(source);
+    } catch (e) {
+      const err = toDeltatokError(e);
+      if (explicit === undefined || err.path !== undefined) throw err;
+      throw new DeltatokError(err.code, `chat_template: ${err.message}`, { path: "chat_template", cause: err });
+    }
+    const msgs = pta ? parseToolArguments(snap, this.#parseJson) : snap;
     // a copy made by parse_tool_arguments is not the object validated
-    if (msgs !== messages) for (let i = 0; i < msgs.length; i++) if (msgs[i] !== messages[i]) versions[i] = -1;
+    if (msgs !== snap) for (let i = 0; i < msgs.length; i++) if (msgs[i] !== snap[i]) versions[i] = -1;
     const now = this.#opts.date ?? naiveNow();
-    const vars = templateVariables(
-      { messages: msgs, tools, documents: p.documents ?? null, add_generation_prompt: agp, chat_template_kwargs: kwargs },
-      this.#loaded.specialTokens,
-    );
+    const vars = templateVariables({ messages: msgs, tools, documents, add_generation_prompt: agp, chat_template_kwargs: kwargs }, this.#loaded.specialTokens);
     const dateKey = renderer.readsClock ? (this.#opts.dateKey ?? now.toISOString().slice(0, 10)) : "";
     const key = this.#chains.key([
       this.#loaded.id,
       this.#loaded.specialTokens,
       source,
       tools,
-      p.documents ?? null,
+      documents,
       kwargs,
       agp ? "g1" : "g0",
       pta ? "p1" : "p0",
       dateKey,
     ]);
-    return { renderer, vars, now, key, versions };
+    return { renderer, vars, now, key, versions, messages: snap };
   }
 
   #render(p: Prepared): string {
@@ -518,13 +556,26 @@ export class Deltatok {
     return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes };
   }
 
+  /** The compiled template of `source` (cached, bounded); throws its compile error (also cached). */
   #renderer(source: string): ChatRenderer {
     let r = this.#renderers.get(source);
     if (r === undefined) {
-      r = createRenderer(this.#opts.renderer, source);
-      if (this.#renderers.size >= TEMPLATE_CACHE_MAX) this.#renderers.delete(this.#renderers.keys().next().value as string);
-      this.#renderers.set(source, r);
+      try {
+        r = createRenderer(this.#opts.renderer, source);
+      } catch (e) {
+        r = toDeltatokError(e);
+      }
+      if (source.length <= TEMPLATE_CACHE_CHARS / 4) {
+        while (this.#renderers.size > 0 && (this.#renderers.size >= TEMPLATE_CACHE_MAX || this.#renderersChars + source.length > TEMPLATE_CACHE_CHARS)) {
+          const oldest = this.#renderers.keys().next().value as string;
+          this.#renderers.delete(oldest);
+          this.#renderersChars -= oldest.length;
+        }
+        this.#renderers.set(source, r);
+        this.#renderersChars += source.length;
+      }
     }
+    if (r instanceof DeltatokError) throw new DeltatokError(r.code, r.message, { cause: r.cause ?? r, ...(r.path === undefined ? {} : { path: r.path }) });
     return r;
   }
 }

@@ -122,9 +122,167 @@ function optionError(path: string, message: string): DeltatokError {
   return new DeltatokError("DT_INVALID_OPTION", `options.${path} ${message}`, { path: `options.${path}` });
 }
 
+/**
+ * Every option of each entry point. `satisfies Record<keyof ...>` makes the compiler insist that
+ * an option added to an interface is added here too (else it would be refused as unknown).
+ */
+const ENGINE_KEYS = {
+  tokenizer: true,
+  chatTemplate: true,
+  chatTemplateFile: true,
+  date: true,
+  mode: true,
+  storeIds: true,
+  cacheBytes: true,
+  maxPromptChars: true,
+  renderer: true,
+  incrementalRender: true,
+} as const satisfies Record<keyof Required<DeltatokOptions>, true>;
+const PROMPT_KEYS = {
+  tools: true,
+  documents: true,
+  add_generation_prompt: true,
+  chat_template: true,
+  chat_template_kwargs: true,
+  parse_tool_arguments: true,
+} as const satisfies Record<keyof Required<PromptOptions>, true>;
+const MESSAGE_KEYS = {
+  chat_template: true,
+  chat_template_kwargs: true,
+  parse_tool_arguments: true,
+} as const satisfies Record<keyof Required<MessageOptions>, true>;
+
+/** Which options an object holds, for the messages about unknown ones. */
+interface OptionSet {
+  /** e.g. "Deltatok.create", "countPrompt" */
+  readonly where: string;
+  readonly keys: readonly string[];
+  /** Path prefix of errors: "options." for engine options, "" for request options (as before). */
+  readonly prefix: string;
+  /** Options of the other kind, to say "that one belongs elsewhere". */
+  readonly elsewhere: ReadonlyArray<{ readonly keys: readonly string[]; readonly where: string }>;
+  /** Why an option of another method is not one of this method's. */
+  readonly notHere?: Readonly<Record<string, string>>;
+}
+
+const squash = (k: string): string => k.toLowerCase().replace(/[-_\s]/g, "");
+
+/** Edit distance, for typo hints (both strings short). */
+function distance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length] as number;
+}
+
+/** A hint for an unknown option name: the option meant, or where it belongs. */
+function hint(key: string, set: OptionSet): string {
+  const k = squash(key);
+  const exact = set.keys.filter((o) => squash(o) === k);
+  if (exact.length > 0) return ` (did you mean "${exact[0]}"?)`;
+  const why = set.notHere?.[key];
+  if (why !== undefined) return ` (${why})`;
+  for (const other of set.elsewhere) {
+    const o = other.keys.find((x) => squash(x) === k);
+    if (o !== undefined) return ` ("${o}" is an option of ${other.where}, not of ${set.where})`;
+  }
+  const near = set.keys.filter((o) => k.length >= 3 && (distance(k, squash(o)) <= 2 || (k.length >= 4 && squash(o).includes(k))));
+  if (near.length === 1) return ` (did you mean "${near[0]}"?)`;
+  if (near.length > 1) return ` (did you mean one of ${near.map((o) => `"${o}"`).join(", ")}?)`;
+  return "";
+}
+
+/**
+ * Reads the options an object holds, each exactly once (a getter or Proxy trap that throws is a
+ * DT_INVALID_OPTION), into a fresh plain object; an own key that is not an option of `set`
+ * throws DT_INVALID_OPTION naming it (with a hint for a misspelled or misplaced one). Keys whose
+ * value is undefined are left out.
+ */
+function readOptions(o: object, set: OptionSet): Record<string, unknown> {
+  let own: string[];
+  try {
+    own = Object.keys(o);
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${set.where} could not be read: ${String((e as Error)?.message ?? e)}`, { cause: e });
+  }
+  const unknown = own.filter((k) => !set.keys.includes(k));
+  if (unknown.length > 0) {
+    const list = unknown.slice(0, 8).map((k) => `"${k}"${hint(k, set)}`);
+    if (unknown.length > 8) list.push(`and ${unknown.length - 8} more`);
+    throw new DeltatokError(
+      "DT_INVALID_OPTION",
+      `unknown option${unknown.length > 1 ? "s" : ""} of ${set.where}: ${list.join(", ")}; its options are ${set.keys.join(", ")}`,
+      { path: `${set.prefix}${unknown[0]}` },
+    );
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of set.keys) {
+    let v: unknown;
+    try {
+      v = (o as Record<string, unknown>)[k];
+    } catch (e) {
+      throw new DeltatokError("DT_INVALID_OPTION", `${set.prefix}${k} could not be read: ${String((e as Error)?.message ?? e)}`, {
+        path: `${set.prefix}${k}`,
+        cause: e,
+      });
+    }
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+const ENGINE_SET: OptionSet = {
+  where: "Deltatok.create",
+  keys: Object.keys(ENGINE_KEYS),
+  prefix: "options.",
+  elsewhere: [{ keys: Object.keys(PROMPT_KEYS), where: "the request methods (countPrompt, encodePrompt, ...)" }],
+};
+const PROMPT_ELSEWHERE = [{ keys: Object.keys(ENGINE_KEYS), where: "Deltatok.create" }];
+
+function promptSet(where: string): OptionSet {
+  return { where, keys: Object.keys(PROMPT_KEYS), prefix: "", elsewhere: PROMPT_ELSEWHERE };
+}
+const MESSAGE_SET: OptionSet = {
+  where: "countMessage",
+  keys: Object.keys(MESSAGE_KEYS),
+  prefix: "",
+  elsewhere: PROMPT_ELSEWHERE,
+  notHere: {
+    tools: "OSL is defined without tools: countMessage renders without them",
+    documents: "OSL is defined without documents",
+    add_generation_prompt: "OSL is defined without a generation prompt",
+  },
+};
+
+const ROLLOUT_SET: OptionSet = {
+  where: "tokenizeRollout",
+  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt"),
+  prefix: "",
+  elsewhere: PROMPT_ELSEWHERE,
+  notHere: { add_generation_prompt: "a rollout's prompts have the generation prompt and its completions do not" },
+};
+
+/** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
+function isList(v: unknown, where: string): boolean {
+  try {
+    return Array.isArray(v);
+  } catch (e) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${where} could not be read: ${String((e as Error)?.message ?? e)}`, { cause: e });
+  }
+}
+
 /** Validates and resolves options; `parseDate` turns `YYYY-MM-DD` into a Date. */
-export function resolveOptions(o: DeltatokOptions, parseDate: (s: string) => Date): ResolvedOptions {
-  if (typeof o !== "object" || o === null) throw optionError("", "must be an object");
+export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) => Date): ResolvedOptions {
+  if (typeof options !== "object" || options === null || isList(options, "Deltatok.create")) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of Deltatok.create must be an object, got ${options === null ? "null" : typeof options === "object" ? "a list" : typeof options}`, { path: "options" });
+  }
+  const o = readOptions(options, ENGINE_SET) as DeltatokOptions;
   const str = (k: keyof DeltatokOptions) => {
     const v = o[k];
     if (v !== undefined && typeof v !== "string") throw optionError(k, `must be a string, got ${typeof v}`);
@@ -138,13 +296,15 @@ export function resolveOptions(o: DeltatokOptions, parseDate: (s: string) => Dat
   }
   let date: Date | null = null;
   let dateKey: string | null = null;
-  if (o.date !== undefined) {
-    if (typeof o.date === "string") {
-      date = parseDate(o.date);
-      dateKey = o.date;
-    } else if (o.date instanceof Date && !Number.isNaN(o.date.getTime())) {
+  const d = o.date;
+  if (d !== undefined) {
+    if (typeof d === "string") {
+      date = parseDate(d);
+      dateKey = d;
+    } else if (d instanceof Date && !Number.isNaN(d.getTime())) {
       // a Date is an instant: its local wall-clock time is the naive datetime the template sees
-      date = new Date(o.date.getTime() - o.date.getTimezoneOffset() * 60_000);
+      const t = d.getTime();
+      date = new Date(t - new Date(t).getTimezoneOffset() * 60_000);
       dateKey = date.toISOString();
     } else throw optionError("date", "must be a YYYY-MM-DD string or a valid Date");
   }
@@ -171,18 +331,25 @@ export function resolveOptions(o: DeltatokOptions, parseDate: (s: string) => Dat
   return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer, incrementalRender });
 }
 
-/** Validates per-request options; throws DT_INVALID_OPTION / DT_INVALID_TOOLS / DT_INVALID_KWARGS. */
-export function checkPromptOptions(p: PromptOptions | undefined): PromptOptions {
+/**
+ * Validates per-request options of `method` (countPrompt, encodePrompt, ...; countMessage takes
+ * fewer): each read once into a fresh object, unknown ones refused. Throws DT_INVALID_OPTION;
+ * tools, documents and chat_template_kwargs are checked when the request is read.
+ */
+export function checkPromptOptions(p: PromptOptions | undefined, method = "countPrompt"): PromptOptions {
   if (p === undefined) return {};
-  if (typeof p !== "object" || p === null) throw new DeltatokError("DT_INVALID_OPTION", "request options must be an object");
-  if (p.add_generation_prompt !== undefined && typeof p.add_generation_prompt !== "boolean") {
+  if (typeof p !== "object" || p === null || isList(p, method)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object, got ${p === null ? "null" : typeof p === "object" ? "a list" : typeof p}`);
+  }
+  const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : method === "tokenizeRollout" ? ROLLOUT_SET : promptSet(method)) as PromptOptions;
+  if (o.add_generation_prompt !== undefined && typeof o.add_generation_prompt !== "boolean") {
     throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt must be a boolean", { path: "add_generation_prompt" });
   }
-  if (p.parse_tool_arguments !== undefined && typeof p.parse_tool_arguments !== "boolean") {
+  if (o.parse_tool_arguments !== undefined && typeof o.parse_tool_arguments !== "boolean") {
     throw new DeltatokError("DT_INVALID_OPTION", "parse_tool_arguments must be a boolean", { path: "parse_tool_arguments" });
   }
-  if (p.chat_template !== undefined && p.chat_template !== null && typeof p.chat_template !== "string") {
+  if (o.chat_template !== undefined && o.chat_template !== null && typeof o.chat_template !== "string") {
     throw new DeltatokError("DT_INVALID_OPTION", "chat_template must be a string", { path: "chat_template" });
   }
-  return p;
+  return o;
 }

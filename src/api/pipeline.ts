@@ -17,8 +17,10 @@ export interface Prepared {
   readonly now: Date;
   /** Cache key: everything besides the messages that shapes the render. */
   readonly key: bigint;
-  /** content versions of vars.messages' items (validateMessages; -1 where parse_tool_arguments copied) */
+  /** content versions of vars.messages' items (readMessages; -1 where parse_tool_arguments copied) */
   readonly versions: number[];
+  /** The messages as validation read them (snapshots, before parse_tool_arguments). */
+  readonly messages: readonly unknown[];
 }
 
 export interface Pipeline {

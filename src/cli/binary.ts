@@ -3,13 +3,14 @@
  * they come (little-endian, each padded to a multiple of 4 bytes), then a UTF-8 JSON index, and
  * in the last 8 bytes the index's byte offset as a little-endian uint64. Readers
  * (`read_tokens`, `read_rollouts` in the Python client) seek to the index, then to the arrays it
- * names.
+ * names. Write errors are DT_OUTPUT_UNWRITABLE (src/cli/output.ts).
  */
-import { createWriteStream, type WriteStream } from "node:fs";
-import { once } from "node:events";
+import type { WriteStream } from "node:fs";
+import { openOutputStream, settle } from "./output.js";
 
 export class BinaryFile {
   readonly #out: WriteStream;
+  readonly #path: string;
   readonly #magic: string;
   #offset = 0;
   /** Index records, written as `records` at the end. */
@@ -17,7 +18,8 @@ export class BinaryFile {
 
   constructor(path: string, magic: string) {
     if (magic.length !== 8) throw new Error("magic must be 8 bytes");
-    this.#out = createWriteStream(path);
+    this.#out = openOutputStream(path);
+    this.#path = path;
     this.#magic = magic;
   }
 
@@ -62,11 +64,11 @@ export class BinaryFile {
     new DataView(tail.buffer).setBigUint64(0, BigInt(at), true);
     await this.#write(tail);
     this.#out.end();
-    await once(this.#out, "close");
+    await settle(this.#out, "close", this.#path);
   }
 
   async #write(buf: Uint8Array): Promise<void> {
     this.#offset += buf.byteLength;
-    if (!this.#out.write(buf)) await once(this.#out, "drain");
+    if (!this.#out.write(buf)) await settle(this.#out, "drain", this.#path);
   }
 }

@@ -2,16 +2,18 @@
 /**
  * The deltatok command line. Exit codes: 0 the job ran (per-request errors are in the output and
  * the summary; `--strict` turns them into exit 1), 1 a fatal error (tokenizer or template could
- * not be loaded, corpus unreadable), 2 a usage error (unknown flag, bad flag value).
+ * not be loaded, corpus unreadable), 2 a usage error (unknown flag, bad flag value), 143 / 130
+ * a corpus command stopped by SIGTERM / SIGINT (src/cli/signals.ts has the contract).
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { writeFile } from "./output.js";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
-import type { DeltatokOptions } from "../api/options.js";
+import { DEFAULTS, type DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
-import { replayCorpus, replayCorpusPooled, type ReplayOptions, type ReplaySummary } from "./replay.js";
-import { DeltatokPool } from "../pool/pool.js";
+import { replayCorpus, replayCorpusPooled, stoppedBeforeStart, type ReplayOptions, type ReplaySummary } from "./replay.js";
+import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
@@ -22,6 +24,8 @@ import { checkTable, checkTemplate } from "./check-template.js";
 import { runServe } from "./serve.js";
 import { PoolBackend } from "../serve/pool-backend.js";
 import { runDemo } from "./demo.js";
+import { Progress } from "./progress.js";
+import { RunControl, stopReport, type StopReport } from "./signals.js";
 import { VERSION } from "../package-info.js";
 
 const HELP = `deltatok — exact, incremental chat-template token counts
@@ -55,9 +59,17 @@ Options:
   --no-osl                     replay: skip OSL
   --workers N|auto             replay/serve: run on N worker threads (auto: the CPUs this process
                                may use); 0: in this thread. replay default 0; serve default
-                               CPUs - 1 from 4 CPUs on, else 0.
+                               CPUs - 1 from 4 CPUs on, else 0. At most 4 x those CPUs.
+  --worker-heap-mb N           replay --workers: V8 heap limit of each worker, MB (default
+                               512 + 2 x cache MiB + 48 B x max prompt chars: 1757 by default)
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
+  --host ADDR                  serve: bind HTTP to ADDR (default 127.0.0.1); an address other
+                               machines can reach needs a token
+  --token TOKEN                serve: every HTTP request must send Authorization: Bearer TOKEN
+                               (default: DELTATOK_TOKEN from the environment, which ps cannot see)
+  --allow-host NAME[:PORT]     serve: also accept this Host header (a proxy passing its name);
+                               repeatable
   --max-diffs N                verify: differences listed in the summary (default 20)
   --format jsonl|binary        tokenize, rollout: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
@@ -67,6 +79,10 @@ Options:
   --max-prompt-chars N         largest prompt accepted (default 16000000)
   --progress / --no-progress   progress on stderr (default: when stderr is a terminal)
   --strict                     exit 1 when any request failed
+
+SIGTERM / SIGINT stop replay, render, verify and tokenize between conversations: the output
+written is a prefix of the full run's, --summary says how far it got, one notice goes to
+stderr, exit 143 / 130. A second signal kills at once.
 `;
 
 const OPTIONS = {
@@ -89,8 +105,12 @@ const OPTIONS = {
   "no-progress": { type: "boolean" },
   strict: { type: "boolean" },
   workers: { type: "string" },
+  "worker-heap-mb": { type: "string" },
   port: { type: "string" },
   "no-stdio": { type: "boolean" },
+  host: { type: "string" },
+  token: { type: "string" },
+  "allow-host": { type: "string", multiple: true },
   "max-diffs": { type: "string" },
   format: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -162,84 +182,126 @@ async function loadEngine(v: Values): Promise<{ dt: Deltatok; loadSeconds: numbe
 function workersFlag(v: Values): number {
   const s = v.workers;
   if (s === undefined) return 0;
-  if (s === "auto") return detectCpus().count;
+  const cpus = detectCpus();
+  if (s === "auto") return cpus.count;
   const n = Number(s);
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--workers must be a non-negative integer or auto, got ${s}`);
+  if (s.trim() === "" || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`--workers must be a non-negative integer or auto, got ${s}`);
+  const max = maxWorkers(cpus);
+  if (n > max) throw new UsageError(`--workers must be at most ${max} (${WORKERS_PER_CPU} × the ${cpus.count} CPUs this process may use), got ${s}`);
   return n;
 }
 
-async function cmdReplay(file: string, v: Values): Promise<number> {
+/** Whether a signal stopped the command (set with its notice). */
+let stoppedCommand = false;
+
+/** The exit code of a corpus command: its own, or 143/130 with one notice when a signal stopped it. */
+function finishCommand(command: string, stopped: StopReport | undefined, code: number): number {
+  if (stopped === undefined) return code;
+  stoppedCommand = true;
+  process.stderr.write(RunControl.notice(command, stopped));
+  return RunControl.exitCode(stopped.signal);
+}
+
+async function writeSummary(v: Values, summary: unknown): Promise<void> {
+  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
+}
+
+async function cmdReplay(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const workers = workersFlag(v);
-  const ro: ReplayOptions = { chatTemplateKwargs: kwargs, parseToolArguments: v["parse-tool-arguments"] === true, osl: v["no-osl"] !== true, progress: progressFlag(v) };
+  const heapMb = intFlag(v["worker-heap-mb"], "worker-heap-mb");
+  if (heapMb !== undefined && workers === 0) throw new UsageError("--worker-heap-mb applies to replay --workers N (N > 0) only");
+  const ro: ReplayOptions = {
+    chatTemplateKwargs: kwargs,
+    parseToolArguments: v["parse-tool-arguments"] === true,
+    osl: v["no-osl"] !== true,
+    progress: progressFlag(v),
+    signal: control.signal,
+  };
   let summary: ReplaySummary;
-  let stoppedBy: string | null = null;
   if (workers === 0) {
     const { dt, loadSeconds } = await loadEngine(v);
     const out = new JsonlWriter(v.out);
-    summary = await replayCorpus(dt, file, ro, (r) => out.write(r), loadSeconds);
-    await out.close();
-  } else {
-    const t0 = performance.now();
-    const pool = await DeltatokPool.create({ engine: engineOptions(v), workers });
-    const loadSeconds = (performance.now() - t0) / 1000;
-    const queue = await BatchQueue.create({ pool, intervalMs: 2, batchItems: 4, batchChars: 1 << 20, maxInFlightPerWorker: 2 });
-    // The first SIGTERM/SIGINT stops reading and ends the drain (one final state); once the
-    // work is done it is ignored while closing. A second one kills as usual (handlers are once).
-    const stop = new AbortController();
-    let finished = false;
-    const onSignal = (sig: NodeJS.Signals) => {
-      if (finished) return;
-      stoppedBy ??= sig;
-      stop.abort();
-    };
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
-    const out = new JsonlWriter(v.out);
     try {
-      summary = await replayCorpusPooled(queue, pool, file, { ...ro, signal: stop.signal }, (r) => out.write(r), loadSeconds);
-      finished = true;
+      summary = await replayCorpus(dt, file, ro, (r) => out.write(r), loadSeconds);
+      if (summary.stopped === undefined) control.finish();
     } finally {
-      finished = true;
       await out.close();
-      await queue.close();
-      await pool.close();
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
     }
+  } else {
+    summary = await replayOnWorkers(file, v, ro, workers, heapMb, control);
   }
-  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
-  if (stoppedBy !== null) {
-    const d = summary.drain;
-    process.stderr.write(`deltatok: replay stopped by ${stoppedBy}: drain ${d?.state ?? "complete"}, ${d?.pending ?? 0} conversations pending (records written up to the first of them)\n`);
-    return stoppedBy === "SIGINT" ? 130 : 143;
-  }
-  return v.strict === true && summary.errors > 0 ? 1 : 0;
+  await writeSummary(v, summary);
+  return finishCommand("replay", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
-async function cmdRender(file: string, v: Values): Promise<number> {
+async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl): Promise<ReplaySummary> {
+  const engine = engineOptions(v);
+  const progress = new Progress(ro.progress);
+  const t0 = performance.now();
+  progress.line(`replay: starting ${workers} workers`);
+  let pool: DeltatokPool;
+  try {
+    pool = await DeltatokPool.create({
+      engine,
+      workers,
+      signal: control.signal,
+      // after a stop, batches still running get this long before their threads are ended
+      closeTimeoutMs: 2000,
+      onWorkerReady: (p) => progress.line(`replay: ${p.ready}/${p.workers} workers ready (${(p.elapsedMs / 1000).toFixed(1)} s)`),
+      ...(heapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: heapMb } }),
+    });
+  } catch (e) {
+    if (!control.signal.aborted || toDeltatokError(e).code !== "DT_CLOSED") throw e;
+    const size = await stat(file).then((s) => (s.isFile() ? s.size : 0), () => 0);
+    const stopped = stopReport(control.signal, 0, 0, 0, size) as StopReport;
+    const loadSeconds = (performance.now() - t0) / 1000;
+    return { ...stoppedBeforeStart(file, { tokenizer: engine.tokenizer ?? DEFAULTS.tokenizer, mode: engine.mode ?? DEFAULTS.mode }, loadSeconds, stopped), workers };
+  }
+  const loadSeconds = (performance.now() - t0) / 1000;
+  const out = new JsonlWriter(v.out);
+  let queue: BatchQueue | null = null;
+  try {
+    queue = await BatchQueue.create({ pool, intervalMs: 2, batchItems: 4, batchChars: 1 << 20, maxInFlightPerWorker: 2, closeTimeoutMs: 2000 });
+    const summary = await replayCorpusPooled(queue, pool, file, ro, (r) => out.write(r), loadSeconds);
+    if (summary.stopped === undefined) control.finish();
+    return summary;
+  } finally {
+    await out.close();
+    await queue?.close();
+    await pool.close();
+  }
+}
+
+async function cmdRender(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const { dt, loadSeconds } = await loadEngine(v);
   const out = new JsonlWriter(v.out);
-  const summary = await renderCorpus(
-    dt,
-    file,
-    {
-      chatTemplateKwargs: kwargs,
-      parseToolArguments: v["parse-tool-arguments"] === true,
-      final: v.final === true,
-      text: v.text === true,
-      progress: progressFlag(v),
-    },
-    (r) => out.write(r),
-    loadSeconds,
-  );
-  await out.close();
-  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
-  return v.strict === true && summary.errors > 0 ? 1 : 0;
+  let summary;
+  try {
+    summary = await renderCorpus(
+      dt,
+      file,
+      {
+        chatTemplateKwargs: kwargs,
+        parseToolArguments: v["parse-tool-arguments"] === true,
+        final: v.final === true,
+        text: v.text === true,
+        progress: progressFlag(v),
+        signal: control.signal,
+      },
+      (r) => out.write(r),
+      loadSeconds,
+    );
+    if (summary.stopped === undefined) control.finish();
+  } finally {
+    await out.close();
+  }
+  await writeSummary(v, summary);
+  return finishCommand("render", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
-async function cmdVerify(file: string, v: Values): Promise<number> {
+async function cmdVerify(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const options = engineOptions(v);
   if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
@@ -255,9 +317,11 @@ async function cmdVerify(file: string, v: Values): Promise<number> {
       final: v.final === true,
       maxReported: intFlag(v["max-diffs"], "max-diffs") ?? 20,
       progress: progressFlag(v),
+      signal: control.signal,
     },
     (ids) => tok.decode(Array.from(ids)),
   );
+  if (summary.stopped === undefined) control.finish();
   const json = JSON.stringify(summary, null, 2) + "\n";
   if (v.out !== undefined) await writeFile(v.out, json);
   else process.stdout.write(json);
@@ -265,10 +329,10 @@ async function cmdVerify(file: string, v: Values): Promise<number> {
   process.stderr.write(
     `verify: ${summary.requests} requests, ${summary.identical} identical, ${summary.same_errors} failed alike, ${summary.differ} differ\n`,
   );
-  return summary.differ === 0 ? 0 : 1;
+  return finishCommand("verify", summary.stopped, summary.differ === 0 ? 0 : 1);
 }
 
-async function cmdTokenize(file: string, v: Values): Promise<number> {
+async function cmdTokenize(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
@@ -279,12 +343,14 @@ async function cmdTokenize(file: string, v: Values): Promise<number> {
     parseToolArguments: v["parse-tool-arguments"] === true,
     format,
     progress: progressFlag(v),
+    signal: control.signal,
   });
-  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
-  return v.strict === true && summary.errors > 0 ? 1 : 0;
+  if (summary.stopped === undefined) control.finish();
+  await writeSummary(v, summary);
+  return finishCommand("tokenize", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
-async function cmdRollout(file: string, v: Values): Promise<number> {
+async function cmdRollout(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
@@ -295,9 +361,11 @@ async function cmdRollout(file: string, v: Values): Promise<number> {
     parseToolArguments: v["parse-tool-arguments"] === true,
     format,
     progress: progressFlag(v),
+    signal: control.signal,
   });
-  if (v.summary !== undefined) await writeFile(v.summary, JSON.stringify(summary, null, 2) + "\n");
-  return v.strict === true && summary.errors > 0 ? 1 : 0;
+  if (summary.stopped === undefined) control.finish();
+  await writeSummary(v, summary);
+  return finishCommand("rollout", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
 async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
@@ -305,6 +373,7 @@ async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<nu
   const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`);
   if (file !== undefined) {
     check.corpus = await rolloutCorpus(dt, file, "/dev/null", {
+      signal: undefined,
       chatTemplateKwargs: kwargsFlag(v),
       parseToolArguments: v["parse-tool-arguments"] === true,
       format: "jsonl",
@@ -336,15 +405,25 @@ async function cmdServe(v: Values): Promise<number> {
     port = Number(v.port);
     if (!Number.isSafeInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got ${v.port}`);
   }
+  if (v["no-stdio"] === true && port === undefined) throw new UsageError("serve: --no-stdio needs --port (nothing to serve)");
+  for (const f of ["host", "token", "allow-host"] as const) if (v[f] !== undefined && port === undefined) throw new UsageError(`serve: --${f} applies to HTTP; add --port`);
+  const envToken = process.env.DELTATOK_TOKEN;
   return runServe({
     engine,
     stdio: v["no-stdio"] !== true,
     port,
+    host: v.host,
+    token: v.token ?? (envToken === undefined || envToken === "" || port === undefined ? undefined : envToken),
+    allowHosts: v["allow-host"],
     poolBackend: workers > 0 ? () => PoolBackend.create(engine, workers) : undefined,
   });
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs one command. `control` handles SIGTERM/SIGINT for the corpus commands; the binary passes
+ * one installed for the life of the process (never removed, so closing is covered too).
+ */
+export async function main(argv: string[], control: RunControl = new RunControl()): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -363,25 +442,30 @@ export async function main(argv: string[]): Promise<number> {
     return cmd === undefined && v.help !== true ? 2 : 0;
   }
   try {
+    if (v["worker-heap-mb"] !== undefined && cmd !== "replay") throw new UsageError("--worker-heap-mb applies to replay only");
     switch (cmd) {
       case "replay":
       case "render": {
         if (rest.length !== 1) throw new UsageError(`${cmd} takes exactly one corpus file`);
         if (cmd === "render" && v.workers !== undefined) throw new UsageError("--workers applies to replay only");
-        return cmd === "replay" ? await cmdReplay(rest[0] as string, v) : await cmdRender(rest[0] as string, v);
+        control.install();
+        return cmd === "replay" ? await cmdReplay(rest[0] as string, v, control) : await cmdRender(rest[0] as string, v, control);
       }
       case "verify":
         if (rest.length !== 1) throw new UsageError("verify takes exactly one corpus file");
-        return await cmdVerify(rest[0] as string, v);
+        control.install();
+        return await cmdVerify(rest[0] as string, v, control);
       case "tokenize":
         if (rest.length !== 1) throw new UsageError("tokenize takes exactly one corpus file");
-        return await cmdTokenize(rest[0] as string, v);
+        control.install();
+        return await cmdTokenize(rest[0] as string, v, control);
       case "check-template":
         if (rest.length > 1) throw new UsageError("check-template takes at most one corpus file");
         return await cmdCheckTemplate(rest[0], v);
       case "rollout":
         if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
-        return await cmdRollout(rest[0] as string, v);
+        control.install();
+        return await cmdRollout(rest[0] as string, v, control);
       case "serve":
         if (rest.length !== 0) throw new UsageError("serve takes no file");
         return await cmdServe(v);
@@ -407,9 +491,12 @@ async function realpath(p: string): Promise<string> {
   return rp(p).catch(() => p);
 }
 if (isMain) {
-  main(process.argv.slice(2)).then(
+  main(process.argv.slice(2), new RunControl()).then(
     (code) => {
       process.exitCode = code;
+      // A stopped command has written everything; a read still pending on a FIFO or stdin
+      // must not keep it alive.
+      if (stoppedCommand) process.exit(code);
     },
     (e: unknown) => {
       process.stderr.write(`deltatok: internal error: ${(e as Error)?.stack ?? e}\n`);

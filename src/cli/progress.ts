@@ -22,6 +22,13 @@ export class Progress {
     else process.stderr.write(line + "\n");
   }
 
+  /** Shows `text` now (no throttling): a one-off event such as a worker becoming ready. */
+  line(text: string): void {
+    if (!this.#enabled) return;
+    if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}\n`);
+    else process.stderr.write(text + "\n");
+  }
+
   done(text?: string): void {
     if (!this.#enabled) return;
     if (this.#shown && process.stderr.isTTY) process.stderr.write("\r\x1b[K");

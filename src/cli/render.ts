@@ -5,14 +5,14 @@
  * conversation (index "final", no generation prompt); `--text` adds the text.
  */
 import { createHash } from "node:crypto";
-import { stat } from "node:fs/promises";
 import { toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
-import { assistantIndices, mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { assistantIndices, mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export interface RenderRecord {
   id: string | null;
@@ -30,6 +30,8 @@ export interface RenderCorpusOptions {
   final: boolean;
   text: boolean;
   progress?: boolean | undefined;
+  /** Aborting stops the run between conversations (the records emitted are a prefix). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface RenderSummary {
@@ -41,6 +43,8 @@ export interface RenderSummary {
   chars_total: number;
   load_s: number;
   elapsed_s: number;
+  /** Present when a signal stopped the run (the totals above are of the lines done). */
+  stopped?: StopReport;
 }
 
 /** Number of Unicode code points in a (well-formed) string. */
@@ -64,9 +68,11 @@ export async function renderCorpus(
   loadSeconds: number,
 ): Promise<RenderSummary> {
   const t0 = performance.now();
-  const total = (await stat(path).catch(() => ({ size: 0 }))).size;
+  const file = await openCorpus(path);
+  const total = file.size;
   const progress = new Progress(o.progress);
   let bytes = 0;
+  let lines = 0;
   let conversations = 0;
   let renders = 0;
   let errors = 0;
@@ -78,8 +84,9 @@ export async function renderCorpus(
     errors++;
     byCode[err.code] = (byCode[err.code] ?? 0) + 1;
   };
-  for await (const item of readCorpus(path, pythonJsonParser)) {
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
     bytes += item.bytes;
+    lines++;
     if (!item.ok) {
       const r: RenderRecord = { id: item.failure.id, index: null, line: item.failure.line };
       fail(r, item.failure.error);
@@ -110,8 +117,10 @@ export async function renderCorpus(
       const pct = total > 0 ? ` ${((100 * bytes) / total).toFixed(0)}%` : "";
       return `render${pct}: ${conversations} conversations, ${renders} renders, ${errors} errors`;
     });
+    if (o.signal !== undefined) await turn();
   }
   progress.done();
+  const stopped = stopReport(o.signal, lines, 0, bytes, total);
   return {
     corpus: path,
     conversations,
@@ -121,5 +130,6 @@ export async function renderCorpus(
     chars_total: chars,
     load_s: round3(loadSeconds),
     elapsed_s: round3((performance.now() - t0) / 1000),
+    ...(stopped === undefined ? {} : { stopped }),
   };
 }

@@ -11,20 +11,17 @@
  * line id), is parsed and replayed there by the same code (src/pool/work.ts), and the records
  * are written back in corpus order through a bounded reorder window: the output is identical.
  */
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { createInterface } from "node:readline";
-import { DeltatokError } from "../errors.js";
 import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
-import { readCorpus } from "../corpus/corpus.js";
+import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../pool/work.js";
 import { topLevelRaw } from "../pool/skim.js";
 import type { ReplayRecord } from "../pool/protocol.js";
-import type { DeltatokPool } from "../pool/pool.js";
+import { emptyStats, type DeltatokPool } from "../pool/pool.js";
 import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
 import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export type { ReplayRecord } from "../pool/protocol.js";
 export { replayConversation } from "../pool/work.js";
@@ -36,6 +33,11 @@ export interface ReplayOptions {
   osl: boolean;
   /** Progress on stderr (default: when stderr is a TTY). */
   progress?: boolean | undefined;
+  /**
+   * Aborting stops the run: in process between conversations, on workers by ending the drain.
+   * The records emitted are a prefix of the full run's; the summary says so in `stopped`.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export interface ReplaySummary {
@@ -58,6 +60,8 @@ export interface ReplaySummary {
   workers?: number;
   /** With workers, when the run was stopped (SIGTERM/SIGINT): the drain's one final state. */
   drain?: DrainResult;
+  /** Present when a signal stopped the run: how far it got (the totals above are of that prefix). */
+  stopped?: StopReport;
   /** In-process replays: whether the tokenizer tuning is active (Deltatok.tokenizerTuned). */
   tokenizer_tuned?: boolean;
 }
@@ -117,35 +121,47 @@ export async function replayCorpus(
   loadSeconds: number,
 ): Promise<ReplaySummary> {
   const t0 = performance.now();
-  const total = (await stat(path).catch(() => ({ size: 0 }))).size;
+  const file = await openCorpus(path);
+  const total = file.size;
   const progress = new Progress(o.progress);
   const tally = new Tally();
   let bytes = 0;
-  for await (const item of readCorpus(path, pythonJsonParser)) {
+  let lines = 0;
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
     bytes += item.bytes;
     if (!item.ok) {
       const r = lineErrorRecord(item.failure);
       tally.add(r);
       await emit(r);
-      continue;
+    } else {
+      tally.conversations++;
+      for (const r of replayConversation(dt, item.conversation, o)) {
+        tally.add(r);
+        await emit(r);
+      }
+      progress.tick(() => tally.line(t0, bytes, total));
     }
-    tally.conversations++;
-    for (const r of replayConversation(dt, item.conversation, o)) {
-      tally.add(r);
-      await emit(r);
-    }
-    progress.tick(() => tally.line(t0, bytes, total));
+    lines++;
+    // between conversations: a signal that came during this one is seen before the next starts
+    if (o.signal !== undefined) await turn();
   }
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const summary = tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
   summary.tokenizer_tuned = dt.tokenizerTuned;
+  const stopped = stopReport(o.signal, lines, 0, bytes, total);
+  if (stopped !== undefined) summary.stopped = stopped;
+  return summary;
+}
+
+/** The summary of a run stopped before it read anything (a signal during startup). */
+export function stoppedBeforeStart(path: string, engine: { tokenizer: string; mode: string }, loadSeconds: number, stopped: StopReport): ReplaySummary {
+  const summary = new Tally().summary(path, engine, emptyStats(), loadSeconds, 0);
+  summary.stopped = stopped;
   return summary;
 }
 
 export interface PooledReplayOptions extends ReplayOptions {
-  /** Aborting stops reading, ends the drain, and writes only the records complete in order. */
-  signal?: AbortSignal | undefined;
   /**
    * Conversations read ahead of the output (the reorder window). @defaultValue max(64, 32 × workers)
    */
@@ -186,12 +202,8 @@ export async function replayCorpusPooled(
   emit: (r: ReplayRecord) => void | Promise<void>,
   loadSeconds: number,
 ): Promise<ReplaySummary> {
-  let total: number;
-  try {
-    total = (await stat(path)).size;
-  } catch (e) {
-    throw new DeltatokError("DT_INVALID_REQUEST", `cannot read corpus ${path}: ${(e as Error).message}`, { cause: e });
-  }
+  const file = await openCorpus(path);
+  const total = file.size;
   const t0 = performance.now();
   const progress = new Progress(o.progress);
   const tally = new Tally();
@@ -214,7 +226,7 @@ export async function replayCorpusPooled(
   signal?.addEventListener("abort", notify);
 
   /** Writes every record that is next in corpus order. After a stop, stops at the first gap. */
-  const flush = async () => {
+  const flushNow = async () => {
     for (let d = ready.get(headSeq); d !== undefined; d = ready.get(headSeq)) {
       if (d.infra && stopped()) return;
       ready.delete(headSeq);
@@ -228,32 +240,39 @@ export async function replayCorpusPooled(
       progress.tick(() => tally.line(t0, bytes, total, `, ${pool.size} workers`));
     }
   };
+  // Flushes run one after another (records stay in order); a failed write fails every later one.
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => (flushing = flushing.then(flushNow));
 
-  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
-  let line = 0;
-  try {
-    for await (const text of rl) {
-      line++;
-      bytes += Buffer.byteLength(text, "utf8") + 1;
-      if (text.trim() === "") continue;
-      if (stopped()) break;
-      const seq = nextSeq++;
-      const id = skimmedId(text);
-      const lineNo = line;
-      heldChars += text.length;
-      queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id ?? `#line:${lineNo}` }, (r: QueueResult) => {
-        if (r.ok && r.kind === "conversation") ready.set(seq, { records: r.records, conversation: r.conversation, infra: false, chars: text.length });
-        else if (!r.ok) ready.set(seq, { records: [{ id, index: null, line: lineNo, error: r.error }], conversation: false, infra: r.worker === null || isInfrastructureError(r.error.code), chars: text.length });
-        notify();
-      });
+  /** Answers a line without a worker (the reader found it unusable), in its place in the order. */
+  const answerHere = (seq: number, r: ReplayRecord) => {
+    ready.set(seq, { records: [r], conversation: false, infra: false, chars: 0 });
+  };
+  for await (const l of untilAborted(corpusLines(file), signal)) {
+    bytes += l.bytes;
+    if (l.error !== undefined) {
+      answerHere(nextSeq++, lineErrorRecord({ line: l.line, id: null, error: l.error }));
       await flush();
-      while ((nextSeq - headSeq >= window || heldChars >= windowChars) && !stopped()) {
-        await new Promise<void>((r) => (wake = r));
-        await flush();
-      }
+      continue;
     }
-  } finally {
-    rl.close();
+    const text = l.text;
+    if (text.trim() === "") continue;
+    const seq = nextSeq++;
+    const id = skimmedId(text);
+    const lineNo = l.line;
+    heldChars += text.length;
+    queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id ?? `#line:${lineNo}` }, (r: QueueResult) => {
+      if (r.ok && r.kind === "conversation") ready.set(seq, { records: r.records, conversation: r.conversation, infra: false, chars: text.length });
+      else if (!r.ok) ready.set(seq, { records: [{ id, index: null, line: lineNo, error: r.error }], conversation: false, infra: r.worker === null || isInfrastructureError(r.error.code), chars: text.length });
+      notify();
+      // written as soon as it is next in order, even while the reader waits for input
+      if (seq === headSeq) flush().catch(() => undefined);
+    });
+    await flush();
+    while ((nextSeq - headSeq >= window || heldChars >= windowChars) && !stopped()) {
+      await new Promise<void>((r) => (wake = r));
+      await flush();
+    }
   }
   const onProgress = (p: { done: number; pending: number; rate: number }) =>
     progress.tick(() => `${tally.line(t0, bytes, total, `, ${pool.size} workers`)}; drain: ${p.done} done, ${p.pending} pending, ${p.rate.toFixed(1)}/s`);
@@ -272,6 +291,8 @@ export async function replayCorpusPooled(
   const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
   summary.workers = pool.size;
   if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
+  const stop = stopReport(signal, headSeq, nextSeq - headSeq, bytes, total);
+  if (stop !== undefined) summary.stopped = stop;
   return summary;
 }
 

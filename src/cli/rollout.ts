@@ -21,11 +21,12 @@ import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { rolloutJson, turnJson, SPLIT_REASONS, type Rollout, type SplitReason } from "../api/rollout.js";
 import { pythonJsonParser } from "../api/json.js";
-import { mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { BinaryFile } from "./binary.js";
 import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export interface RolloutCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -55,8 +56,8 @@ export interface RolloutSummary {
   tokens: number;
   masked_tokens: number;
   elapsed_s: number;
-  /** Set when the run was stopped before the end of the corpus. */
-  stopped?: boolean;
+  /** Present when a signal stopped the run (the counts above are of the lines done). */
+  stopped?: StopReport;
 }
 
 function maskBytes(count: number, ranges: ReadonlyArray<readonly [number, number]>): Uint8Array {
@@ -70,7 +71,10 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
   const progress = new Progress(o.progress);
   const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
   const bin = o.format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
+  const file = await openCorpus(path);
   await bin?.start();
+  let bytes = 0;
+  let lines = 0;
   const s: RolloutSummary = {
     corpus: path,
     out: out ?? "-",
@@ -95,11 +99,9 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
     if (jsonl !== null) await jsonl.write(rec);
     else bin?.index.push(rec);
   };
-  for await (const item of readCorpus(path, pythonJsonParser)) {
-    if (o.signal?.aborted === true) {
-      s.stopped = true;
-      break;
-    }
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+    bytes += item.bytes;
+    lines++;
     if (!item.ok) {
       await fail({ id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() });
       continue;
@@ -131,8 +133,11 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
       bin.index.push({ id: c.id, sequences, splits, drift });
     }
     progress.tick(() => `rollout: ${s.conversations} conversations, ${s.sequences} sequences, ${s.errors} errors`);
+    if (o.signal !== undefined) await turn();
   }
   progress.done();
+  const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
+  if (stopped !== undefined) s.stopped = stopped;
   await jsonl?.close();
   await bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: dt.options.tokenizer });
   s.elapsed_s = round3((performance.now() - t0) / 1000);

@@ -1,31 +1,41 @@
 /**
  * `deltatok serve`: the sidecar for harnesses in other languages (see src/serve/protocol.ts for
  * the protocol, clients/python for a client). JSON lines on stdio by default; `--port N` adds
- * HTTP on 127.0.0.1; `--no-stdio` serves HTTP only (until SIGTERM).
+ * HTTP (on 127.0.0.1 unless `--host`); `--no-stdio` serves HTTP only (until SIGTERM).
  */
+import { isIP } from "node:net";
 import { Deltatok } from "../api/deltatok.js";
 import type { DeltatokOptions } from "../api/options.js";
 import { InProcessBackend } from "../serve/in-process.js";
-import { serve } from "../serve/server.js";
+import { resolveServeOptions, serve, type ServeOptions } from "../serve/server.js";
 import type { Backend } from "../serve/protocol.js";
 
 export interface ServeCliOptions {
   engine: DeltatokOptions;
   stdio: boolean;
   port: number | undefined;
+  /** --host (default 127.0.0.1). */
+  host?: string | undefined;
+  /** --token, else DELTATOK_TOKEN. */
+  token?: string | undefined;
+  /** --allow-host, repeated. */
+  allowHosts?: readonly string[] | undefined;
   /** Builds a pool backend when --workers N > 0 (injected by the CLI). */
   poolBackend?: (() => Promise<Backend>) | undefined;
 }
 
 export async function runServe(o: ServeCliOptions): Promise<number> {
-  if (!o.stdio && o.port === undefined) throw new Error("serve: nothing to serve (--no-stdio without --port)");
+  const http: Omit<ServeOptions, "backend"> = { port: o.port, host: o.host, token: o.token, allowHosts: o.allowHosts };
+  resolveServeOptions({ backend: null as unknown as Backend, ...http }); // a bad flag fails before the engine loads
   const backend = o.poolBackend !== undefined ? await o.poolBackend() : new InProcessBackend(await Deltatok.create(o.engine));
-  const server = await serve({
-    backend,
-    stdio: o.stdio ? { input: process.stdin, output: process.stdout } : undefined,
-    port: o.port,
-  });
-  if (server.port !== null) process.stderr.write(JSON.stringify({ listening: `http://127.0.0.1:${server.port}` }) + "\n");
+  const server = await serve({ backend, stdio: o.stdio ? { input: process.stdin, output: process.stdout } : undefined, ...http });
+  if (server.port !== null) {
+    const a = server.address ?? "127.0.0.1";
+    process.stderr.write(JSON.stringify({ listening: `http://${isIP(a) === 6 ? `[${a}]` : a}:${server.port}` }) + "\n");
+  }
   await server.closed;
+  // with HTTP, what clients did (faults included) is worth a line; a stdio harness sees its answers
+  const s = server.stats();
+  if (s.http !== null) process.stderr.write(JSON.stringify({ stopped: { answered: s.answered, http: s.http } }) + "\n");
   return 0;
 }

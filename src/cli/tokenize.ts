@@ -24,16 +24,22 @@ import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
-import { mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export interface TokenizeCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
   parseToolArguments: boolean;
   format: "jsonl" | "binary";
   progress?: boolean | undefined;
+  /**
+   * Aborting stops the run between conversations: the JSONL records are a prefix, a binary file
+   * is finished with the index of the records written (a valid file of that prefix).
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export interface TokenizeSummary {
@@ -46,6 +52,8 @@ export interface TokenizeSummary {
   masked_tokens: number;
   inexact_offsets: number;
   elapsed_s: number;
+  /** Present when a signal stopped the run (the counts above are of the lines done). */
+  stopped?: StopReport;
 }
 
 class BinaryWriter {
@@ -80,13 +88,18 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
   const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
   if (o.format === "binary" && (out === undefined || out === "-")) throw new Error("--format binary needs --out FILE");
   const bin = o.format === "binary" ? new BinaryWriter(out as string) : null;
+  const file = await openCorpus(path);
   await bin?.start();
+  let bytes = 0;
+  let lines = 0;
   let conversations = 0;
   let errors = 0;
   let tokens = 0;
   let masked = 0;
   let inexact = 0;
-  for await (const item of readCorpus(path, pythonJsonParser)) {
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+    bytes += item.bytes;
+    lines++;
     if (!item.ok) {
       errors++;
       const e = { id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() };
@@ -114,8 +127,10 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
       else bin?.error(rec);
     }
     progress.tick(() => `tokenize: ${conversations} conversations, ${tokens} tokens, ${errors} errors`);
+    if (o.signal !== undefined) await turn();
   }
   progress.done();
+  const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
   await jsonl?.close();
   await bin?.finish(dt.options.tokenizer);
   return {
@@ -128,5 +143,6 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
     masked_tokens: masked,
     inexact_offsets: inexact,
     elapsed_s: round3((performance.now() - t0) / 1000),
+    ...(stopped === undefined ? {} : { stopped }),
   };
 }

@@ -4,14 +4,14 @@
  * first differing token position and the text around it. What a user runs before trusting a new
  * template or tokenizer with deltatok.
  */
-import { stat } from "node:fs/promises";
 import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
-import { assistantIndices, mergeKwargs, readCorpus } from "../corpus/corpus.js";
+import { assistantIndices, mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export interface VerifyDifference {
   id: string;
@@ -37,6 +37,8 @@ export interface VerifySummary {
   differences: VerifyDifference[];
   reuse_ratio: number;
   elapsed_s: number;
+  /** Present when a signal stopped the run (the counts above are of the lines done). */
+  stopped?: StopReport;
 }
 
 export interface VerifyOptions {
@@ -47,6 +49,8 @@ export interface VerifyOptions {
   /** Keep at most this many differences in the summary (all are counted). */
   maxReported: number;
   progress?: boolean | undefined;
+  /** Aborting stops the run between conversations; the summary covers the lines done. */
+  signal?: AbortSignal | undefined;
 }
 
 type Answer = { ids: Uint32Array } | { error: string };
@@ -73,17 +77,20 @@ export async function verifyCorpus(
   decode: (ids: ArrayLike<number>) => string,
 ): Promise<VerifySummary> {
   const t0 = performance.now();
-  const total = (await stat(path).catch(() => ({ size: 0 }))).size;
+  const file = await openCorpus(path);
+  const total = file.size;
   const progress = new Progress(o.progress);
   let bytes = 0;
+  let lines = 0;
   let conversations = 0;
   let requests = 0;
   let identical = 0;
   let sameErrors = 0;
   let differ = 0;
   const differences: VerifyDifference[] = [];
-  for await (const item of readCorpus(path, pythonJsonParser)) {
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
     bytes += item.bytes;
+    lines++;
     if (!item.ok) continue;
     conversations++;
     const c = item.conversation;
@@ -131,9 +138,11 @@ export async function verifyCorpus(
       const pct = total > 0 ? ` ${((100 * bytes) / total).toFixed(0)}%` : "";
       return `verify${pct}: ${requests} requests, ${differ} differ`;
     });
+    if (o.signal !== undefined) await turn();
   }
   progress.done();
   const s = inc.stats();
+  const stopped = stopReport(o.signal, lines, 0, bytes, total);
   return {
     corpus: path,
     conversations,
@@ -144,5 +153,6 @@ export async function verifyCorpus(
     differences,
     reuse_ratio: s.tokensReused / Math.max(1, s.tokensReused + s.tokensEncoded),
     elapsed_s: round3((performance.now() - t0) / 1000),
+    ...(stopped === undefined ? {} : { stopped }),
   };
 }

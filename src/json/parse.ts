@@ -13,7 +13,14 @@
 import { DeltatokError } from "../errors.js";
 import { PyFloat, isArrayIndexKey, setKeyOrder } from "./values.js";
 
-const MAX_DEPTH = 5000;
+/**
+ * Deepest nesting accepted ("Nesting too deep" past it). Python's own json.loads fails before
+ * 1000 levels (RecursionError), and the recursive descent here must reach this limit before the
+ * thread's stack runs out on every thread: the main thread's default stack overflowed at
+ * ~3,400 levels of objects, a worker's (4 MB) did not at 5,000, so a limit of 5,000 made the same
+ * line fail differently in and out of workers.
+ */
+const MAX_DEPTH = 1000;
 /** Next character that ends the fast scan of a string body. */
 const STRING_SPECIAL = /["\\\x00-\x1f]/g;
 /** String literals longer than this many characters (quotes included) are decoded by JSON.parse. */
@@ -335,7 +342,8 @@ export function parseJson(text: string): unknown {
   try {
     v = p.value();
   } catch (e) {
-    if (e instanceof RangeError) throw new DeltatokError("DT_INVALID_JSON", "JSON nesting too deep", { cause: e });
+    // the stack ran out before MAX_DEPTH (a caller already deep in its own stack): the same error
+    if (e instanceof RangeError) p.fail("Nesting too deep", p.pos);
     throw e;
   }
   p.ws();

@@ -10,11 +10,13 @@ export { parseDate } from "./date.js";
 export { hubCacheDir } from "./hub-cache.js";
 export { clearTokenizerCache, loadTokenizer, MAX_CACHED_TOKENIZERS } from "./load.js";
 export { selectTemplate } from "./select.js";
+export { shownFile, tokenizerLabel } from "./display.js";
 export type {
   AddedTokenJson,
   JsonValue,
   LoadedTokenizer,
   LoadOptions,
+  PatternReport,
   TemplateRequest,
   TokenizerComponentJson,
   TokenizerJson,

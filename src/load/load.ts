@@ -22,6 +22,7 @@ import type { Tokenizer } from "@huggingface/tokenizers";
 
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { ModuleResolver } from "./bundled.js";
+import { installExactPatterns } from "./exact-patterns.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
 import { parseJsonBytes, readBytes } from "./json-text.js";
@@ -38,7 +39,8 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import type { LoadedTokenizer, LoadOptions, TokenizerJson } from "./types.js";
+import type { LoadedTokenizer, LoadOptions, PatternReport, TokenizerJson, TokenizerOrigin } from "./types.js";
+import { withoutInstallPaths } from "./display.js";
 
 const TOKENIZER_FILE = "tokenizer.json";
 const CONFIG_FILE = "tokenizer_config.json";
@@ -54,6 +56,7 @@ interface Core {
   readonly id: string;
   readonly tokenizer: Tokenizer;
   readonly tokenizerJson: TokenizerJson;
+  readonly patterns: PatternReport;
   readonly config: Readonly<Record<string, unknown>>;
   readonly specialTokens: Readonly<Record<string, string | string[]>>;
   readonly configTemplates: TemplateSet;
@@ -210,6 +213,14 @@ async function loadCore(dir: string): Promise<Core> {
 
   const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
   const tokenizer = buildTokenizer(tokenizerJson, configForRuntime(config, resolved), tokenizerFile);
+  // Oniguruma's semantics for every pattern of the pipeline (DESIGN.md, "What 'exact' means")
+  const patterns = installExactPatterns(tokenizer, tokenizerJson);
+  if (!patterns.exact) {
+    const left = patterns.notes.filter((n) => n.includes("left to @huggingface/tokenizers")).join("; ");
+    process.emitWarning(`a tokenizer pattern runs with JavaScript semantics, ids may differ from the Rust tokenizers on some texts: ${left}`, {
+      code: "DELTATOK_PATTERN_INEXACT",
+    });
+  }
   freezeTokenizerJson(tokenizerJson);
   const id = await tokenizerIdentity(tokenizerBytes, configBytes);
 
@@ -217,6 +228,7 @@ async function loadCore(dir: string): Promise<Core> {
     id,
     tokenizer,
     tokenizerJson,
+    patterns,
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
@@ -252,50 +264,63 @@ export async function loadTokenizerWith(
     const opts = validateOptions(spec, options);
     const env = opts.env ?? process.env;
     const { dir, origin } = await resolveSpec(spec, env, resolver);
-    let realDir: string;
+    const dirs = [dir];
     try {
-      realDir = await realpath(dir);
+      return await loadResolved(spec, opts, dir, origin, dirs);
     } catch (e) {
-      throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
+      // a bundled tokenizer's files are named by its package, not by where it is installed
+      throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, dirs);
     }
-
-    const overrideFile = opts.chatTemplateFile === undefined ? undefined : resolvePath(opts.chatTemplateFile);
-    const [tokStamp, cfgStamp, stmStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
-      fileStamp(join(realDir, TOKENIZER_FILE)),
-      fileStamp(join(realDir, CONFIG_FILE)),
-      fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
-      fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
-      fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
-      templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
-      overrideFile === undefined ? Promise.resolve("") : fileStamp(overrideFile),
-    ]);
-    const coreStamp = `${tokStamp}|${cfgStamp}|${stmStamp}`;
-    const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
-    const overrideKey =
-      opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
-    const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
-
-    return await loads.get(loadKey, loadStamp, realDir, async () => {
-      const core = await cores.get(realDir, coreStamp, realDir, () => loadCore(dir));
-      let set: TemplateSet;
-      if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
-      else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
-      else set = await directoryTemplates(dir, core.configTemplates);
-      const loaded: LoadedTokenizer = {
-        spec,
-        origin,
-        dir,
-        id: core.id,
-        tokenizer: core.tokenizer,
-        tokenizerJson: core.tokenizerJson,
-        config: core.config,
-        specialTokens: core.specialTokens,
-        templates: new FrozenMap(set.templates),
-        templateSources: new FrozenMap(set.sources),
-      };
-      return Object.freeze(loaded);
-    });
   } catch (e) {
     throw toDeltatokError(e, "DT_INTERNAL");
   }
+}
+
+/** The load after the spec was resolved; `dirs` collects the directories messages may mention. */
+async function loadResolved(spec: string, opts: LoadOptions, dir: string, origin: TokenizerOrigin, dirs: string[]): Promise<LoadedTokenizer> {
+  let realDir: string;
+  try {
+    realDir = await realpath(dir);
+  } catch (e) {
+    throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
+  }
+  if (realDir !== dir) dirs.push(realDir);
+
+  const overrideFile = opts.chatTemplateFile === undefined ? undefined : resolvePath(opts.chatTemplateFile);
+  const [tokStamp, cfgStamp, stmStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
+    fileStamp(join(realDir, TOKENIZER_FILE)),
+    fileStamp(join(realDir, CONFIG_FILE)),
+    fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
+    fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
+    fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
+    templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
+    overrideFile === undefined ? Promise.resolve("") : fileStamp(overrideFile),
+  ]);
+  const coreStamp = `${tokStamp}|${cfgStamp}|${stmStamp}`;
+  const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
+  const overrideKey =
+    opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
+  const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
+
+  return await loads.get(loadKey, loadStamp, realDir, async () => {
+    const core = await cores.get(realDir, coreStamp, realDir, () => loadCore(dir));
+    let set: TemplateSet;
+    if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
+    else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
+    else set = await directoryTemplates(dir, core.configTemplates);
+    const loaded: LoadedTokenizer = {
+      spec,
+      origin,
+      dir,
+      id: core.id,
+      tokenizer: core.tokenizer,
+      tokenizerJson: core.tokenizerJson,
+      patterns: core.patterns,
+      config: core.config,
+      specialTokens: core.specialTokens,
+      templates: new FrozenMap(set.templates),
+      templateSources: new FrozenMap(set.sources),
+    };
+    return Object.freeze(loaded);
+  });
 }

@@ -14,6 +14,7 @@
  */
 
 import { DeltatokError } from "../errors.js";
+import { tokenizerLabel } from "./display.js";
 import type { LoadedTokenizer, TemplateRequest } from "./types.js";
 
 const BARE_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -37,7 +38,7 @@ export function selectTemplate(loaded: LoadedTokenizer, request: TemplateRequest
     if (BARE_NAME.test(explicit)) {
       throw new DeltatokError(
         "DT_TEMPLATE_NOT_FOUND",
-        `no chat template named "${explicit}" in tokenizer ${loaded.spec} (${loaded.dir}); ${available(loaded)}`,
+        `no chat template named "${explicit}" in ${tokenizerLabel(loaded)}; ${available(loaded)}`,
         { path: "chat_template" },
       );
     }
@@ -47,7 +48,7 @@ export function selectTemplate(loaded: LoadedTokenizer, request: TemplateRequest
   if (templates.size === 0) {
     throw new DeltatokError(
       "DT_TEMPLATE_NOT_FOUND",
-      `tokenizer ${loaded.spec} (${loaded.dir}) has no chat template (no chat_template in tokenizer_config.json, ` +
+      `${tokenizerLabel(loaded)} has no chat template (no chat_template in tokenizer_config.json, ` +
         "no chat_template.jinja, additional_chat_templates/ or chat_template.json): pass a template or a template file",
     );
   }
@@ -59,7 +60,7 @@ export function selectTemplate(loaded: LoadedTokenizer, request: TemplateRequest
   if (dflt !== undefined) return dflt;
   throw new DeltatokError(
     "DT_TEMPLATE_NOT_FOUND",
-    `tokenizer ${loaded.spec} (${loaded.dir}) has several chat templates and no "default"` +
+    `${tokenizerLabel(loaded)} has several chat templates and no "default"` +
       `${request.hasTools ? "" : ' (and "tool_use" is chosen only when tools are given)'}: name one; ${available(loaded)}`,
   );
 }

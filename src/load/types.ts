@@ -88,6 +88,19 @@ export interface TokenizerJson {
   readonly model: TokenizerModelJson;
 }
 
+/** How the patterns of a loaded tokenizer run (src/load/exact-patterns.ts). */
+export interface PatternReport {
+  /**
+   * True when every pattern-driven component (ByteLevel with `use_regex`, Split, Replace,
+   * Whitespace, WhitespaceSplit) runs with the Rust crate's semantics and no component known to
+   * differ from it is present; false when one was left to @huggingface/tokenizers (see `notes`),
+   * whose ids may then differ on some texts.
+   */
+  readonly exact: boolean;
+  /** One line per pattern-driven component: where it is, and what runs it. */
+  readonly notes: readonly string[];
+}
+
 /** A loaded tokenizer with everything a render needs. Frozen; shared by every load of the same files. */
 export interface LoadedTokenizer {
   /** What the user asked for ("qwen3", a directory, or an org/name model id). */
@@ -107,6 +120,12 @@ export interface LoadedTokenizer {
   readonly tokenizer: Tokenizer;
   /** Parsed tokenizer.json (the object the tokenizer was built from). */
   readonly tokenizerJson: TokenizerJson;
+  /**
+   * Whether every pattern of the pipeline (ByteLevel's, Split's, Replace's, Whitespace's) runs
+   * with the Rust crate's Oniguruma semantics, and a note per component (src/load/exact-patterns.ts).
+   * When `exact` is false a `DELTATOK_PATTERN_INEXACT` warning was emitted at load.
+   */
+  readonly patterns: PatternReport;
   /** Parsed tokenizer_config.json (`{}` when the directory has none). */
   readonly config: Readonly<Record<string, unknown>>;
   /**

@@ -2,7 +2,17 @@
  * Worker pool: one Deltatok per worker thread, conversation affinity, CPU detection.
  * (src/pool/README.md explains the design.)
  */
-export { DeltatokPool, type PoolOptions, type ResolvedPoolOptions, type BatchRunner, type PoolStats } from "./pool.js";
+export {
+  DeltatokPool,
+  maxWorkers,
+  defaultWorkerHeapMb,
+  WORKERS_PER_CPU,
+  type PoolOptions,
+  type ResolvedPoolOptions,
+  type BatchRunner,
+  type PoolStats,
+  type StartupProgress,
+} from "./pool.js";
 export { detectCpus, parseCpuList, type CpuInfo, type CpuDetectOptions } from "./cpus.js";
 export { AffinityRouter, type RouterOptions, type RouterStats } from "./router.js";
 export type { WorkerInfo, ReplayRecord, ReplayItemOptions } from "./protocol.js";

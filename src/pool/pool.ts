@@ -13,6 +13,12 @@
  * its init task (engine loaded, warm-up done) within `startupTimeoutMs`, and rejects with
  * DT_WORKER_STARTUP (cause: the worker's own coded error) otherwise — never a silent fallback
  * to fewer workers or to the main thread.
+ *
+ * Isolation: every worker runs with V8 heap limits (`resourceLimits`, default from the engine's
+ * cache bound and largest prompt: {@link defaultWorkerHeapMb}). A worker that exceeds them dies
+ * alone — piscina rejects the batch it held (DT_WORKER_OUT_OF_MEMORY) and starts a replacement in
+ * the same slot — while the process and the other workers go on. Size: at most
+ * {@link WORKERS_PER_CPU} × the usable CPUs (DT_INVALID_OPTION above that).
  */
 import { EventEmitter } from "node:events";
 import type { ResourceLimits } from "node:worker_threads";
@@ -31,7 +37,10 @@ export interface PoolOptions {
   /** Engine options, sent to every worker by structured clone (so: plain data and Dates). @defaultValue {} */
   engine?: DeltatokOptions;
   /**
-   * Number of worker threads. No fixed cap.
+   * Number of worker threads: 1 to {@link maxWorkers} (4 × the CPUs this process may use);
+   * more is DT_INVALID_OPTION. Above the CPU count the pool starts, and warns once
+   * (`DELTATOK_WORKERS_OVER_CPUS`): extra workers add memory (one engine and cache each), not
+   * throughput.
    * @defaultValue the CPUs this process may use ({@link detectCpus}: affinity mask and cgroup quota)
    */
   workers?: number;
@@ -52,14 +61,34 @@ export interface PoolOptions {
    */
   closeTimeoutMs?: number;
   /**
-   * V8 heap limits of each worker thread (`worker_threads` ResourceLimits), e.g.
-   * `{ maxYoungGenerationSizeMb: 64 }`. A worker exceeding `maxOldGenerationSizeMb` dies like a
-   * crash (its items are retried once elsewhere).
-   * @defaultValue {} (Node's defaults)
+   * V8 heap limits of each worker thread (`worker_threads` ResourceLimits, in MB), merged over
+   * the default. A worker exceeding `maxOldGenerationSizeMb` dies alone: its batch's items are
+   * retried once, each alone on another worker, and one that kills that worker too is answered
+   * DT_WORKER_OUT_OF_MEMORY. (Without one, each worker could grow to V8's default for the whole
+   * process, ~4 GB, and a few runaways would exhaust the machine before any reached it.)
+   * @defaultValue `{ maxOldGenerationSizeMb: defaultWorkerHeapMb(engine) }` (≈1.7 GB with the
+   *   engine defaults; Node's defaults for the other fields)
    */
   resourceLimits?: ResourceLimits;
+  /**
+   * Aborting it during startup ends `create` at once: the threads are destroyed and it rejects
+   * with DT_CLOSED. (After startup it has no effect: use `close()`.)
+   */
+  signal?: AbortSignal;
+  /** Called as each worker finishes loading and warming up (startup progress). */
+  onWorkerReady?: (p: StartupProgress) => void;
   /** @internal Injected faults (tests and the crash benchmark). */
   testFaults?: TestFaults;
+}
+
+/** One worker of a starting pool is ready. */
+export interface StartupProgress {
+  slot: number;
+  /** Workers ready so far. */
+  ready: number;
+  workers: number;
+  /** Since `create` began starting threads. */
+  elapsedMs: number;
 }
 
 /** The resolved, frozen pool options. */
@@ -70,7 +99,8 @@ export interface ResolvedPoolOptions {
   readonly startupTimeoutMs: number;
   readonly pin: boolean;
   readonly closeTimeoutMs: number;
-  readonly resourceLimits: ResourceLimits;
+  /** The limits every worker runs with (the default merged with the caller's). */
+  readonly resourceLimits: Readonly<ResourceLimits>;
   readonly cpus: CpuInfo;
 }
 
@@ -97,23 +127,88 @@ export interface PoolStats {
 }
 
 function optionError(path: string, message: string): DeltatokError {
-  return new DeltatokError("DT_INVALID_OPTION", `options.${path} ${message}`, { path: `options.${path}` });
+  return new DeltatokError("DT_INVALID_OPTION", `${path} ${message}`, { path });
 }
 
-function resolvePoolOptions(o: PoolOptions): ResolvedPoolOptions {
-  if (typeof o !== "object" || o === null) throw optionError("", "must be an object");
+/** Most workers per usable CPU: `workers` (and `--workers`) above this many are refused. */
+export const WORKERS_PER_CPU = 4;
+
+/**
+ * The most workers a pool may have: {@link WORKERS_PER_CPU} × the CPUs this process may use.
+ * Each worker is a V8 isolate with its own tokenizer, templates and cache (≈130 MB resident
+ * before any work, measured), so far above the CPU count a pool only costs memory and startup
+ * time — 10,000 workers never finish starting, 40 on 2 CPUs held 6 GB.
+ */
+export function maxWorkers(cpus: CpuInfo = detectCpus()): number {
+  return WORKERS_PER_CPU * cpus.count;
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * The default V8 old-generation limit of a worker, in MB, from the engine options it runs with:
+ * 512 + 2 × the cache bound in MiB + 48 bytes per character of the largest prompt
+ * (`maxPromptChars`). With the engine defaults (256 MiB cache, 16,000,000 characters) that is
+ * 1,757 MB. Measured on qwen3 (src/pool/README.md, "Worker memory"): a loaded worker holds
+ * 60–90 MB of heap; a full 256 MiB cache holds 430–540 MB; a 16M-character prompt needs more
+ * than 512 MB and less than 768 MB on its own; both together fail at 768 MB and pass at
+ * 1,024 MB. The formula keeps ~1.7× that margin and scales with the two options that drive it.
+ */
+export function defaultWorkerHeapMb(engine: Pick<ResolvedOptions, "cacheBytes" | "maxPromptChars">): number {
+  return 512 + 2 * Math.ceil(engine.cacheBytes / MIB) + Math.ceil((48 * engine.maxPromptChars) / MIB);
+}
+
+const POOL_KEYS = new Set(["engine", "workers", "startupTimeoutMs", "pin", "closeTimeoutMs", "resourceLimits", "signal", "onWorkerReady", "testFaults"]);
+const LIMIT_KEYS = new Set(["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"]);
+
+let warnedOverCpus = false;
+
+/**
+ * Validates `workers` against the usable CPUs (`path` names it in the error): an integer from 1
+ * to {@link maxWorkers}, else DT_INVALID_OPTION. Warns once per process above the CPU count.
+ */
+export function checkWorkers(workers: unknown, cpus: CpuInfo, path = "options.workers"): number {
+  if (typeof workers !== "number" || !Number.isSafeInteger(workers) || workers < 1) throw optionError(path, `must be a positive integer, got ${String(workers)}`);
+  const max = maxWorkers(cpus);
+  if (workers > max) throw optionError(path, `must be at most ${max} (${WORKERS_PER_CPU} × the ${cpus.count} CPUs this process may use), got ${workers}`);
+  if (workers > cpus.count && !warnedOverCpus) {
+    warnedOverCpus = true;
+    process.emitWarning(`${workers} deltatok workers on ${cpus.count} usable CPUs: each extra worker costs memory (an engine and a cache), not throughput`, {
+      code: "DELTATOK_WORKERS_OVER_CPUS",
+    });
+  }
+  return workers;
+}
+
+function resolveLimits(given: unknown, engine: ResolvedOptions, path: string): Readonly<ResourceLimits> {
+  const out: ResourceLimits = { maxOldGenerationSizeMb: defaultWorkerHeapMb(engine) };
+  if (given === undefined) return Object.freeze(out);
+  if (typeof given !== "object" || given === null || Array.isArray(given)) throw optionError(path, "must be an object");
+  for (const [k, v] of Object.entries(given)) {
+    if (!LIMIT_KEYS.has(k)) throw optionError(`${path}.${k}`, `is not a resource limit (${[...LIMIT_KEYS].join(", ")})`);
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw optionError(`${path}.${k}`, `must be a positive number of MB, got ${String(v)}`);
+    (out as Record<string, number>)[k] = v;
+  }
+  return Object.freeze(out);
+}
+
+/** Validates and resolves pool options (`path` prefixes option names in errors). */
+export function resolvePoolOptions(o: PoolOptions, path = "options"): ResolvedPoolOptions {
+  if (typeof o !== "object" || o === null) throw optionError(path, "must be an object");
+  for (const k of Object.keys(o)) if (!POOL_KEYS.has(k)) throw optionError(`${path}.${k}`, "is not a pool option");
   const engine = o.engine ?? {};
   const resolvedEngine = resolveOptions(engine, parseDate);
   const cpus = detectCpus();
-  const workers = o.workers ?? cpus.count;
-  if (!Number.isSafeInteger(workers) || workers < 1) throw optionError("workers", `must be a positive integer, got ${String(workers)}`);
+  const workers = checkWorkers(o.workers ?? cpus.count, cpus, `${path}.workers`);
   const startupTimeoutMs = o.startupTimeoutMs ?? 60_000;
-  if (!(startupTimeoutMs > 0)) throw optionError("startupTimeoutMs", `must be a positive number, got ${String(startupTimeoutMs)}`);
+  if (typeof startupTimeoutMs !== "number" || !(startupTimeoutMs > 0)) throw optionError(`${path}.startupTimeoutMs`, `must be a positive number, got ${String(startupTimeoutMs)}`);
   const closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
-  if (!(closeTimeoutMs >= 0)) throw optionError("closeTimeoutMs", `must be a non-negative number, got ${String(closeTimeoutMs)}`);
-  if (o.pin !== undefined && typeof o.pin !== "boolean") throw optionError("pin", "must be a boolean");
-  const resourceLimits = o.resourceLimits ?? {};
-  if (typeof resourceLimits !== "object" || resourceLimits === null) throw optionError("resourceLimits", "must be an object");
+  if (typeof closeTimeoutMs !== "number" || !(closeTimeoutMs >= 0)) throw optionError(`${path}.closeTimeoutMs`, `must be a non-negative number, got ${String(closeTimeoutMs)}`);
+  if (o.pin !== undefined && typeof o.pin !== "boolean") throw optionError(`${path}.pin`, "must be a boolean");
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw optionError(`${path}.signal`, "must be an AbortSignal");
+  if (o.onWorkerReady !== undefined && typeof o.onWorkerReady !== "function") throw optionError(`${path}.onWorkerReady`, "must be a function");
+  const resourceLimits = resolveLimits(o.resourceLimits, resolvedEngine, `${path}.resourceLimits`);
   return Object.freeze({ engine, resolvedEngine, workers, startupTimeoutMs, pin: o.pin ?? false, closeTimeoutMs, resourceLimits, cpus });
 }
 
@@ -126,8 +221,17 @@ function workerModule(): { filename: string; execArgv: string[] | undefined } {
   return { filename: ts, execArgv: hasTsx ? undefined : [...process.execArgv, "--import", "tsx"] };
 }
 
-function crashError(slot: number, e: unknown): DeltatokError {
+/** Whether a worker's death was its heap limit (Node's ERR_WORKER_OUT_OF_MEMORY). */
+export function isOutOfMemory(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { code?: unknown }).code === "ERR_WORKER_OUT_OF_MEMORY";
+}
+
+function crashError(slot: number, e: unknown, limits?: Readonly<ResourceLimits>): DeltatokError {
   if (e instanceof DeltatokError) return e;
+  if (isOutOfMemory(e)) {
+    const mb = limits?.maxOldGenerationSizeMb;
+    return new DeltatokError("DT_WORKER_OUT_OF_MEMORY", `worker ${slot} ran out of its memory limit${mb === undefined ? "" : ` (${mb} MB of heap)`} while running a batch`, { cause: e });
+  }
   const msg = e instanceof Error ? e.message : String(e);
   return new DeltatokError("DT_WORKER_CRASHED", `worker ${slot} died while running a batch: ${msg}`, { cause: e });
 }
@@ -136,12 +240,29 @@ function remoteError(r: ErrorRecord): DeltatokError {
   return new DeltatokError(r.code, r.message, r.path === undefined ? {} : { path: r.path });
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+/**
+ * Startup within its budget: resolves with `p`, or rejects DT_WORKER_STARTUP when
+ * `startupTimeoutMs` passes first (saying how many workers were ready), or DT_CLOSED when
+ * `signal` aborts first.
+ */
+function startupRace<T>(p: Promise<T>, ms: number, signal: AbortSignal | undefined, ready: () => number, workers: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const t = new Promise<never>((_r, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer = setTimeout(
+      () => reject(new DeltatokError("DT_WORKER_STARTUP", `${ready()} of ${workers} workers loaded within ${ms} ms (startupTimeoutMs)`)),
+      ms,
+    );
+    if (signal !== undefined) {
+      onAbort = () => reject(new DeltatokError("DT_CLOSED", `pool startup was aborted (${ready()} of ${workers} workers were ready)`));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
   });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+  return Promise.race([p, t]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+  });
 }
 
 export function emptyStats(): DeltatokStats {
@@ -222,17 +343,26 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
       slots.push(p);
     }
     const destroyAll = () => Promise.allSettled(slots.map((s) => s.destroy()));
+    const t0 = performance.now();
+    let ready = 0;
+    const init = (s: Piscina, i: number) =>
+      (s.run({ op: "init" } satisfies WorkerTask) as Promise<WorkerReply>).then(
+        (r) => {
+          if (r.op === "init") {
+            ready++;
+            options.onWorkerReady?.({ slot: i, ready, workers: opts.workers, elapsedMs: performance.now() - t0 });
+          }
+          return r;
+        },
+        (e: unknown) => Promise.reject(crashError(i, e, opts.resourceLimits)),
+      );
     let replies: WorkerReply[];
     try {
-      replies = await withTimeout(
-        Promise.all(slots.map((s, i) => (s.run({ op: "init" } satisfies WorkerTask) as Promise<WorkerReply>).catch((e: unknown) => Promise.reject(crashError(i, e))))),
-        opts.startupTimeoutMs,
-        () => new DeltatokError("DT_WORKER_STARTUP", `workers did not load within ${opts.startupTimeoutMs} ms (startupTimeoutMs)`),
-      );
+      replies = await startupRace(Promise.all(slots.map(init)), opts.startupTimeoutMs, options.signal, () => ready, opts.workers);
     } catch (e) {
       await destroyAll();
       const cause = toDeltatokError(e);
-      if (cause.code === "DT_WORKER_STARTUP") throw cause;
+      if (cause.code === "DT_WORKER_STARTUP" || cause.code === "DT_CLOSED") throw cause;
       throw new DeltatokError("DT_WORKER_STARTUP", `a worker failed to start: ${cause.code}: ${cause.message}`, { cause });
     }
     const failed = replies.findIndex((r) => r.op !== "init");
@@ -246,9 +376,9 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
     const pool = new DeltatokPool(opts, slots, infos);
     slots.forEach((s, i) => {
       s.removeAllListeners("error");
-      s.on("error", (e: unknown) => pool.emit("workerError", { slot: i, error: crashError(i, e).toJSON() }));
+      s.on("error", (e: unknown) => pool.emit("workerError", { slot: i, error: crashError(i, e, opts.resourceLimits).toJSON() }));
     });
-    for (const { slot, error } of errors) pool.emit("workerError", { slot, error: crashError(slot, error).toJSON() });
+    for (const { slot, error } of errors) pool.emit("workerError", { slot, error: crashError(slot, error, opts.resourceLimits).toJSON() });
     return pool;
   }
 
@@ -279,7 +409,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
       reply = (await p.run(task)) as WorkerReply;
     } catch (e) {
       if (this.#closing !== null) throw new DeltatokError("DT_CLOSED", "the pool closed while the batch ran", { cause: e });
-      throw crashError(slot, e);
+      throw crashError(slot, e, this.#opts.resourceLimits);
     }
     if (reply.op === "failed") {
       throw new DeltatokError("DT_WORKER_STARTUP", `worker ${slot} (a replacement) failed to load: ${reply.error.code}: ${reply.error.message}`, {

@@ -54,6 +54,12 @@ export interface TestFaults {
    */
   blockText?: string;
   blockFlag?: SharedArrayBuffer;
+  /**
+   * A `text` item whose text, or a `conversation` item whose corpus line, contains this string
+   * makes the worker allocate heap until it exceeds its `resourceLimits` and dies of memory
+   * (ERR_WORKER_OUT_OF_MEMORY), as a hostile template past every budget would.
+   */
+  oomMarker?: string;
 }
 
 export interface WorkerData {
@@ -87,6 +93,8 @@ export interface WorkerInfo {
 export interface WorkerHeap {
   usedBytes: number;
   totalBytes: number;
+  /** The heap's limit (V8 heap_size_limit: the old-generation limit plus the young generation). */
+  limitBytes: number;
 }
 
 export type WorkerReply =

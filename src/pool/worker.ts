@@ -85,7 +85,17 @@ function withMovedIds(reply: WorkerReply, results: WireResult[]): unknown {
   } as unknown as ArrayBuffer);
 }
 
+/** Heap kept reachable by the out-of-memory fault, so no GC can reclaim it. */
+const hoard: number[][] = [];
+
 function fault(f: TestFaults, item: WireItem): Promise<never> | null {
+  if (f.oomMarker !== undefined) {
+    const t = item.k === "text" ? item.text : item.k === "conversation" ? item.json : "";
+    if (t.includes(f.oomMarker)) {
+      // 1 MiB of small integers per array, on the V8 heap, until the heap limit ends the thread
+      for (;;) hoard.push(new Array<number>(1 << 17).fill(hoard.length));
+    }
+  }
   if (item.k !== "text") return null;
   if (f.exitText !== undefined && item.text === f.exitText) process.exit(3);
   if (f.throwText !== undefined && item.text === f.throwText) {
@@ -118,7 +128,7 @@ export default async function handle(task: WorkerTask): Promise<unknown> {
     case "stats":
     {
       const h = getHeapStatistics();
-      return { op: "stats", stats: s.dt.stats(), heap: { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size } } satisfies WorkerReply;
+      return { op: "stats", stats: s.dt.stats(), heap: { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size, limitBytes: h.heap_size_limit } } satisfies WorkerReply;
     }
     case "clear":
       s.dt.clearCache();

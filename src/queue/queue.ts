@@ -13,7 +13,8 @@
  *   DT_WORKER_CRASHED and stay counted as pending.
  * - Every item is answered exactly once; a batch's results are delivered in its input order.
  *   A batch that fails as a whole (its worker died) is re-queued item by item, each retried
- *   alone on another worker; a second failure answers it DT_WORKER_CRASHED.
+ *   alone on another worker; a second failure answers it DT_WORKER_OUT_OF_MEMORY when that
+ *   worker died of its heap limit, DT_WORKER_CRASHED otherwise.
  *
  * Events: `progress` (DrainProgress, every progressIntervalMs during a drain, and once at its
  * end), `drain` (DrainResult), `workerCrash` ({ worker, error, items }), `callbackError`
@@ -26,7 +27,7 @@ import { hasher, initHasher } from "../cache/hash.js";
 import { Deque } from "../pool/deque.js";
 import { AffinityRouter } from "../pool/router.js";
 import { LEADING_ROLES, requestAffinityText, topLevelRaw } from "../pool/skim.js";
-import { DeltatokPool, type BatchRunner } from "../pool/pool.js";
+import { DeltatokPool, resolvePoolOptions, type BatchRunner } from "../pool/pool.js";
 import type { WireItem, WireResult } from "../pool/protocol.js";
 import type {
   BatchQueueOptions,
@@ -110,7 +111,7 @@ interface DrainState {
 }
 
 /** Codes that mean "not answered with a count" for reasons other than the input. */
-const INFRA_CODES = new Set<ErrorCode>(["DT_WORKER_CRASHED", "DT_DRAIN_TIMEOUT", "DT_CLOSED", "DT_WORKER_STARTUP"]);
+const INFRA_CODES = new Set<ErrorCode>(["DT_WORKER_CRASHED", "DT_WORKER_OUT_OF_MEMORY", "DT_DRAIN_TIMEOUT", "DT_CLOSED", "DT_WORKER_STARTUP"]);
 const KINDS = new Set<ItemKind>(["text", "message", "prompt", "ids", "trajectory", "conversation"]);
 
 /** Whether an error code means "not answered with a count" for reasons other than the input. */
@@ -122,6 +123,22 @@ function optionError(path: string, message: string): DeltatokError {
   return new DeltatokError("DT_INVALID_OPTION", `options.${path} ${message}`, { path: `options.${path}` });
 }
 
+const QUEUE_KEYS = new Set([
+  "pool",
+  "poolOptions",
+  "maxItems",
+  "batchItems",
+  "batchChars",
+  "intervalMs",
+  "maxInFlightPerWorker",
+  "progressIntervalMs",
+  "onProgress",
+  "closeTimeoutMs",
+  "rebalanceChars",
+  "maxTrackedConversations",
+  "clock",
+]);
+
 function positiveInt(v: unknown, name: string, dflt: number, min = 1): number {
   if (v === undefined) return dflt;
   if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) throw optionError(name, `must be an integer ≥ ${min}, got ${String(v)}`);
@@ -130,6 +147,8 @@ function positiveInt(v: unknown, name: string, dflt: number, min = 1): number {
 
 function resolveQueueOptions(o: BatchQueueOptions): ResolvedQueueOptions {
   if (typeof o !== "object" || o === null) throw optionError("", "must be an object");
+  for (const k of Object.keys(o)) if (!QUEUE_KEYS.has(k)) throw optionError(k, "is not a batch queue option");
+  if (o.pool !== undefined && o.poolOptions !== undefined) throw optionError("poolOptions", "and options.pool are mutually exclusive");
   const intervalMs = o.intervalMs ?? 50;
   if (typeof intervalMs !== "number" || !(intervalMs >= 0) || !Number.isFinite(intervalMs)) throw optionError("intervalMs", `must be a number ≥ 0, got ${String(intervalMs)}`);
   const closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
@@ -200,6 +219,8 @@ export class BatchQueue extends EventEmitter {
    */
   static async create(options: BatchQueueOptions = {}): Promise<BatchQueue> {
     const o = resolveQueueOptions(options);
+    // the pool's options are checked before anything starts, named as this call's options
+    if (options.pool === undefined) resolvePoolOptions(options.poolOptions ?? {}, "options.poolOptions");
     await initHasher();
     if (options.pool !== undefined) return new BatchQueue(o, options.pool, false);
     const pool = await DeltatokPool.create(options.poolOptions ?? {});
@@ -597,7 +618,12 @@ export class BatchQueue extends EventEmitter {
       }
       e.attempts++;
       if (e.attempts >= 2) {
-        this.#settleInfra(e, "DT_WORKER_CRASHED", `a worker failed twice while holding the item (last: ${de.code}: ${de.message})`, batch.slot);
+        // The second failure held this item alone, so it says what the item does to a worker.
+        if (de.code === "DT_WORKER_OUT_OF_MEMORY") {
+          this.#settleInfra(e, "DT_WORKER_OUT_OF_MEMORY", `the item took a worker past its memory limit twice, the second time alone (${de.message})`, batch.slot);
+        } else {
+          this.#settleInfra(e, "DT_WORKER_CRASHED", `a worker failed twice while holding the item (last: ${de.code}: ${de.message})`, batch.slot);
+        }
         continue;
       }
       this.#s.retried++;

@@ -65,8 +65,10 @@ export type QueueResult =
   | { ok: true; kind: "trajectory"; trajectory: Record<string, unknown>; worker: number }
   /**
    * The item was not answered with a count. Input errors carry the engine's code (and path);
-   * infrastructure failures are DT_WORKER_CRASHED, DT_DRAIN_TIMEOUT or DT_CLOSED. `worker` is
-   * the slot that produced the error, or null when no worker did.
+   * infrastructure failures are DT_WORKER_CRASHED, DT_WORKER_OUT_OF_MEMORY (the item took a
+   * worker past its heap limit twice, the second time alone), DT_WORKER_STARTUP,
+   * DT_DRAIN_TIMEOUT or DT_CLOSED. `worker` is the slot that produced the error, or null when
+   * no worker did.
    */
   | { ok: false; kind: ItemKind; error: ErrorRecord; worker: number | null };
 
@@ -144,7 +146,7 @@ export interface DrainOptions {
 export interface DrainResult {
   /** Always "complete": a drain ends; `pending > 0` says it timed out, was aborted or failed. */
   state: "complete";
-  /** Items this drain could not answer with a count (timed out, aborted, crashed twice). */
+  /** Items this drain could not answer with a count (timed out, aborted, crashed or out of memory twice). */
   pending: number;
   /** Items answered during the drain (counts and per-item input errors). */
   done: number;
@@ -172,7 +174,7 @@ export interface QueueStats {
   ok: number;
   /** Answered with a per-item input error. */
   itemErrors: number;
-  /** Answered DT_WORKER_CRASHED, DT_DRAIN_TIMEOUT or DT_CLOSED. */
+  /** Answered with an infrastructure error (DT_WORKER_CRASHED, DT_WORKER_OUT_OF_MEMORY, DT_DRAIN_TIMEOUT, DT_CLOSED, ...). */
   failed: number;
   /** Items sent again after their batch failed. */
   retried: number;

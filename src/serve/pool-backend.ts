@@ -169,10 +169,11 @@ export class PoolBackend implements Backend {
     );
   }
 
-  async close(): Promise<void> {
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue.drain();
+    // items still pending at the timeout are answered DT_DRAIN_TIMEOUT by the queue
+    await this.#queue.drain(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
     await this.#queue.close();
     await this.#pool.close();
   }

@@ -27,6 +27,33 @@
  * Responses may come out of order; the id says which request each answers. A request that is
  * not valid JSON, or has a bad envelope, or bad params, gets an error response (id null when
  * unknown) and the connection stays usable.
+ *
+ * stdio: one request per line ("\n"; a "\r" before it is dropped; the last line may lack it);
+ * blank lines are skipped. A line over `maxRequestBytes` (default 256 MiB) is skipped to its
+ * newline, never buffered, and answered DT_INPUT_TOO_LARGE; a line that is not UTF-8 is
+ * answered DT_INVALID_UTF8 (no U+FFFD replacement); lines read while the server shuts down are
+ * answered DT_CLOSED. Those three answers carry the request's id when the line starts with
+ * `{"id": <scalar>` (as the Python client writes it), else null.
+ *
+ * HTTP routes:
+ *   POST /rpc              body = a request envelope; answer = a response envelope
+ *   POST /v1/<method>      body = params; answer = {id: null, result} or {id: null, error}
+ *   GET  /health, /stats   answer = a response envelope
+ * Every request first passes the guard (src/serve/guard.ts): a Host naming the server, no
+ * cross-origin Origin, the bearer token when one is set, and for POST `Content-Type:
+ * application/json`. Status codes (the body is always a JSON envelope with the error's code):
+ *   200  processed: its result, or its own coded error (bad params, template errors, ...)
+ *   400  DT_INVALID_JSON, DT_INVALID_UTF8, DT_INVALID_REQUEST (bad envelope; malformed HTTP)
+ *   401  DT_UNAUTHORIZED: the server has a token and the request lacks it (WWW-Authenticate: Bearer)
+ *   403  DT_FORBIDDEN: Host not an address of this server, cross-origin Origin or Sec-Fetch-Site
+ *   404  no such route; DT_UNKNOWN_METHOD for /v1/<unknown>
+ *   405  a route that takes POST got another verb
+ *   408  DT_REQUEST_TIMEOUT: headers (10 s) or the whole request (60 s) too slow; connection closed
+ *   413  DT_INPUT_TOO_LARGE: body over maxRequestBytes; 431 for headers over 16 KiB
+ *   415  DT_UNSUPPORTED_MEDIA_TYPE: a POST body not declared application/json (charset utf-8 or none)
+ *   500  DT_INTERNAL: a bug
+ *   503  DT_CLOSED: the server is shutting down and the request had not reached the backend
+ *        (sent with Connection: close once the request has fully arrived)
  */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { PromptOptions } from "../api/options.js";
@@ -55,10 +82,14 @@ export interface Backend {
   call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
   /** Answers several calls; per-call errors are returned in place, in input order. */
   callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>>;
-  close(): Promise<void>;
+  /**
+   * Stops answering; work already accepted finishes within `timeoutMs` (default: however long it
+   * takes), what is left then is answered with a coded error.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
 }
 
-/** Maximum size of one request line / body. */
+/** Default maximum size of one request line / body (serve()'s `maxRequestBytes`). */
 export const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
 /** Maximum calls in one batch. */
 export const MAX_BATCH = 10_000;

@@ -152,6 +152,11 @@ const PRETOKEN_MEMO = 1 << 16;
  * ByteLevel's pre_tokenize_text (split by its pattern, then map each pre-token's UTF-8 bytes to
  * its printable alphabet), with the byte mapping memoized per pre-token: most pre-tokens of a
  * conversation are words seen before, and the mapping of a string is a pure function of it.
+ *
+ * The pattern is read from the component on every call: the loader has replaced the library's
+ * with the Oniguruma translation (src/load/exact-patterns.ts), so this path cuts exactly where
+ * the library's own method and the Rust crate cut. The GPT-2 pattern matches every character and
+ * never matches empty, so its matches are all the pieces (no gap is dropped by `match`).
  */
 function byteLevelMemo(n: Record<string, unknown>, utf8: ScratchUtf8): (text: string) => string[] {
   const memo = new GenerationalMemo(PRETOKEN_MEMO);
@@ -230,7 +235,7 @@ function findSlots(tok: Tokenizer): Slot[] {
 /** Texts the tuned pipeline must encode exactly as the stock one before it is kept. */
 const PROBES = [
   "Hello, world! It's 2026-11-30; x = [1, 2.5e-3]\n\n\tdone.  ",
-  "naïve café — Größe ÆØÅ 東京都 中文字 한국어 العربية עברית 😀👍🏽 \u00a0\u2028 end",
+  "naïve café — Größe ÆØÅ 東京都 中文字 한국어 العربية עברית 😀👍🏽 \u00a0\u2028 a \u0085b\ufeff'll end",
   '{"name": "get_user", "arguments": {"user_id": "omar_rossi_1241", "n": 42}}\n</tool_call>',
   "    def f(x):\n        return x ** 2  # squares\r\n" + "ab".repeat(200) + " " + "9".repeat(40),
 ];

@@ -37,3 +37,60 @@ export function jsonl(text: string): Array<Record<string, unknown>> {
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/** A CLI child process under the test's control: stdin open, output watched as it comes. */
+export interface LiveCli {
+  readonly child: ReturnType<typeof spawn>;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once `cond` holds after some output arrived (or rejects if the child exits first). */
+  waitFor(cond: () => boolean): Promise<void>;
+  /** Resolves with the exit code and signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startCli(args: string[], options: { timeoutMs?: number } = {}): LiveCli {
+  const argv = existsSync(js) ? [js, ...args] : ["--import", "tsx", ts, ...args];
+  const child = spawn(process.execPath, argv, { stdio: ["pipe", "pipe", "pipe"] });
+  child.stdin.on("error", () => undefined); // the child may exit with its stdin still open
+  let out = "";
+  let err = "";
+  const waiters: Array<{ cond: () => boolean; resolve: () => void; reject: (e: Error) => void }> = [];
+  const check = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i] as (typeof waiters)[number];
+      if (w.cond()) {
+        waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  };
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    out += d;
+    check();
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    err += d;
+    check();
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      for (const w of waiters.splice(0)) w.reject(new Error(`the child exited (${code ?? signal}) first; stderr: ${err}`));
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    waitFor: (cond) =>
+      cond()
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            waiters.push({ cond, resolve, reject });
+          }),
+    exited,
+  };
+}

