@@ -69,6 +69,8 @@ const TEMPLATE_CACHE_MAX = 32;
 /** Compiled templates (and compile failures) kept: at most TEMPLATE_CACHE_MAX, and this many characters of source. */
 const TEMPLATE_CACHE_CHARS = 16 * 1024 * 1024;
 
+/** Per tokenizer object: whether an id is one of its tokens (rollouts validate sampled ids). */
+const VOCABULARIES = new WeakMap<object, (id: number) => boolean>();
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
 
@@ -367,33 +369,40 @@ export class Deltatok {
     try {
       const p = checkPromptOptions(options, "tokenizeRollout");
       // read once (snapshots); each turn then slices the same copies without the sampled fields
-      const read = readMessages(messages, { maxPromptChars: this.#opts.maxPromptChars });
+      const limits = { maxPromptChars: this.#opts.maxPromptChars };
+      const read = readMessages(messages, limits);
       const sampled = readSampled(read, this.#vocabulary());
-      const plain = withoutSampled(read, sampled);
+      // the copies without sampled fields, read once more for their content versions: every
+      // turn then renders slices of the same objects without validating them again
+      const versions: number[] = [];
+      const plain = readMessages(withoutSampled(read, sampled), limits, "messages", versions);
       const assistant: number[] = [];
       for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
       const pipe = this.#pipeline();
-      const host = pipe.reusesIds ? new CachedRolloutHost(pipe, plain, p) : new WholeRolloutHost(pipe, plain, p);
+      // the options' data read once too
+      const limit = this.#opts.maxPromptChars;
+      const o: PromptOptions = { ...p, tools: readTools(p.tools, limit), documents: readDocuments(p.documents, limit), chat_template_kwargs: readKwargs(p.chat_template_kwargs, limit) };
+      const host = pipe.reusesIds ? new CachedRolloutHost(pipe, plain, o, versions) : new WholeRolloutHost(pipe, plain, o, versions);
       return buildRollout(host, assistant, sampled);
     } catch (e) {
       throw toDeltatokError(e);
     }
   }
 
-  #inVocabulary: ((id: number) => boolean) | null = null;
-
-  /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once. */
+  /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once per tokenizer. */
   #vocabulary(): (id: number) => boolean {
-    if (this.#inVocabulary === null) {
-      const tok = this.#loaded.tokenizer;
+    const tok = this.#loaded.tokenizer;
+    let f = VOCABULARIES.get(tok);
+    if (f === undefined) {
       const ids = [...tok.get_vocab(true).values()];
       let max = 0;
       for (const id of ids) if (id > max) max = id;
       const known = new Uint8Array(max + 1);
       for (const id of ids) known[id] = 1;
-      this.#inVocabulary = (id) => id <= max && known[id] === 1;
+      f = (id) => id <= max && known[id] === 1;
+      VOCABULARIES.set(tok, f);
     }
-    return this.#inVocabulary;
+    return f;
   }
 
   /** The pipeline's steps for api/ modules (rollouts). */
@@ -403,7 +412,7 @@ export class Deltatok {
       reusesIds,
       engine: this.#engine,
       encoder: this.#encoder,
-      prepare: (messages, p) => this.#prepare(messages, p),
+      prepare: (messages, p, versions) => this.#prepare(messages, p, versions ?? false),
       tokenizeCached: (prepared, messages, withIds) => {
         const chain = this.#chains.chain(prepared.key, messages);
         const found = this.#engine.lookup(chain);
@@ -459,14 +468,21 @@ export class Deltatok {
    * Validation reads the caller's values once and the render uses what it read (snapshots);
    * `snapshots`: `messages` are snapshots already (built here, e.g. a countMessage request).
    */
-  #prepare(messages: readonly unknown[], p: PromptOptions, snapshots = false): Prepared {
+  /**
+   * `snapshots`: false to read `messages` (validating them), true when they are snapshots read
+   * already (versions unknown), or their content versions when the caller read them itself —
+   * and then the options' tools, documents and kwargs are snapshots read already too.
+   */
+  #prepare(messages: readonly unknown[], p: PromptOptions, snapshots: boolean | readonly number[] = false): Prepared {
     const limit = this.#opts.maxPromptChars;
-    const versions: number[] = [];
-    const snap = snapshots ? messages : readMessages(messages, { maxPromptChars: limit }, "messages", versions);
-    if (snapshots) for (let i = 0; i < snap.length; i++) versions.push(-1);
-    const tools = readTools(p.tools, limit);
-    const documents = readDocuments(p.documents, limit);
-    const kwargs = readKwargs(p.chat_template_kwargs, limit);
+    let versions: number[] = [];
+    const snap = snapshots === false ? readMessages(messages, { maxPromptChars: limit }, "messages", versions) : messages;
+    if (snapshots === true) for (let i = 0; i < snap.length; i++) versions.push(-1);
+    else if (snapshots !== false) versions = snapshots.slice(0, snap.length);
+    const read = Array.isArray(snapshots);
+    const tools = read ? ((p.tools ?? null) as unknown[] | null) : readTools(p.tools, limit);
+    const documents = read ? ((p.documents ?? null) as unknown[] | null) : readDocuments(p.documents, limit);
+    const kwargs = read ? ((p.chat_template_kwargs ?? null) as Record<string, unknown> | null) : readKwargs(p.chat_template_kwargs, limit);
     if (kwargs !== null) {
       for (const k of RESERVED_TEMPLATE_KEYS) {
         if (Object.hasOwn(kwargs, k)) {

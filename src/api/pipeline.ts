@@ -28,7 +28,8 @@ export interface Pipeline {
   readonly reusesIds: boolean;
   readonly engine: IncrementalEngine;
   readonly encoder: TokenEncoder;
-  prepare(messages: readonly unknown[], p: PromptOptions): Prepared;
+  /** Validates and prepares a request; with `versions`, `messages` are snapshots read already (their content versions). */
+  prepare(messages: readonly unknown[], p: PromptOptions, versions?: readonly number[]): Prepared;
   /** The request's prompt through the cache (what tokenizePrompt does in incremental mode). */
   tokenizeCached(prepared: Prepared, messages: readonly unknown[], withIds: boolean): PromptTokens;
   /** A whole render (the reference path). */

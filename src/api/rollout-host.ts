@@ -16,10 +16,12 @@ abstract class HostBase {
     /** the conversation's messages without their sampled fields */
     protected readonly messages: readonly unknown[],
     protected readonly options: PromptOptions,
+    /** content versions of `messages` (they were read once, before the first turn) */
+    protected readonly versions: readonly number[],
   ) {}
 
   protected prepared(k: number, generationPrompt: boolean) {
-    return this.pipe.prepare(this.messages.slice(0, k), { ...this.options, add_generation_prompt: generationPrompt });
+    return this.pipe.prepare(this.messages.slice(0, k), { ...this.options, add_generation_prompt: generationPrompt }, this.versions);
   }
 
   messageStarts(k: number): readonly number[] {
@@ -98,7 +100,7 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
   completion(k: number, turn: PromptTurn, sampled: Uint32Array | null): CompletionTurn {
     const n = turn.count;
     const at = this.#current;
-    if (at === null) return new WholeRolloutHost(this.pipe, this.messages, this.options).completionAfter(k, this.pipe.render(this.prepared(k, true)), turn);
+    if (at === null) return new WholeRolloutHost(this.pipe, this.messages, this.options, this.versions).completionAfter(k, this.pipe.render(this.prepared(k, true)), turn);
     const snap = at.snapshot;
     const prepared = this.prepared(k + 1, false);
     const r = this.pipe.renderAgainst(prepared, snap.trace === null ? null : { trace: snap.trace, segments: snap.segments });

@@ -239,11 +239,16 @@ export function withoutSampled(messages: readonly unknown[], sampled: ReadonlyAr
 
 /** A growable sequence being built. */
 class SequenceBuilder {
-  ids: Uint32Array = new Uint32Array(1024);
+  ids: Uint32Array;
   length = 0;
   logprobs: Float32Array | null = null;
   readonly mask: Array<[number, number]> = [];
   readonly turns: RolloutTurn[] = [];
+
+  /** `capacity`: the first prompt's length; room for a completion or two more is added. */
+  constructor(capacity: number) {
+    this.ids = new Uint32Array(capacity + Math.max(256, capacity >> 3));
+  }
 
   push(src: Uint32Array): void {
     this.#reserve(this.length + src.length);
@@ -260,8 +265,10 @@ class SequenceBuilder {
   }
 
   finish(): RolloutSequence {
-    const ids = this.ids.slice(0, this.length);
-    const logprobs = this.logprobs === null ? null : this.logprobs.slice(0, this.length);
+    // a view when the slack is small (one turn's sequence, the common case), else a tight copy
+    const tight = this.ids.length - this.length > (this.length >> 2) + 1024;
+    const ids = tight ? this.ids.slice(0, this.length) : this.ids.subarray(0, this.length);
+    const logprobs = this.logprobs === null ? null : tight ? this.logprobs.slice(0, this.length) : this.logprobs.subarray(0, this.length);
     return { ids, mask: this.mask, logprobs, turns: this.turns };
   }
 
@@ -339,7 +346,7 @@ export function buildRollout(host: RolloutHost, assistant: readonly number[], sa
     }
     if (!extend) {
       if (seq !== null) sequences.push(seq.finish());
-      seq = new SequenceBuilder();
+      seq = new SequenceBuilder(p.count);
       seq.push(p.slice(0, p.count));
     } else {
       const s = seq as SequenceBuilder;
