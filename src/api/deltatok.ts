@@ -437,7 +437,7 @@ export class Deltatok {
   #renderer(source: string): ChatRenderer {
     let r = this.#renderers.get(source);
     if (r === undefined) {
-      r = createRenderer(this.#opts.renderer, source);
+      r = createRenderer(this.#opts.renderer, source, this.#opts.templateBudget);
       if (this.#renderers.size >= TEMPLATE_CACHE_MAX) this.#renderers.delete(this.#renderers.keys().next().value as string);
       this.#renderers.set(source, r);
     }
