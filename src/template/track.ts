@@ -20,7 +20,7 @@
  * Layer: template.
  */
 import { PyFloat, keysOf } from "../json/values.js";
-import { dataValue, dictGet, dictKeys, dictSize, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "./ops.js";
+import { dataValue, dictGet, dictKeys, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "./ops.js";
 import { Macro, LoopContext, TemplateReference, ValidationAbortError, sliceBounds, type Act, type RenderState } from "./runtime.js";
 import { loopAttr } from "./methods.js";
 import { naiveFrom, strftime } from "./strftime.js";
@@ -445,24 +445,28 @@ export function snapshot(v: unknown, depth = 0): unknown {
   if (v instanceof PyFloat || v instanceof Markup || v instanceof PyRange) return v;
   if (v instanceof SeqView) return snapshot(v.toArray(), depth);
   // (a tracked render's copies count against its tracking bound, before they are made)
-  SNAP_BUDGET?.grow(TRACK_SNAP + 8 * (Array.isArray(v) ? v.length : 6 * dictSize(v)));
+  const sb = SNAP_BUDGET;
   if (Array.isArray(v)) {
+    sb?.grow(TRACK_SNAP + 8 * v.length);
     const out = new Array<unknown>(v.length);
     for (let i = 0; i < v.length; i++) out[i] = snapshot(v[i], depth + 1);
     return isTuple(v) ? mkTuple(out) : out;
   }
   if (v instanceof PyDict) {
+    sb?.grow(TRACK_SNAP + 48 * v.m.size);
     const d = new PyDict();
     for (const [nk, e] of v.m) d.m.set(nk, [snapshot(e[0], depth + 1), snapshot(e[1], depth + 1)]);
     return d;
   }
   if (v instanceof Map) {
+    sb?.grow(TRACK_SNAP + 48 * v.size);
     const d = new Map<unknown, unknown>();
     for (const [k, x] of v) d.set(snapshot(k, depth + 1), snapshot(x, depth + 1));
     return d;
   }
   if (isPlainDict(v)) {
     const ks = keysOf(v);
+    sb?.grow(TRACK_SNAP + 48 * ks.length);
     const o: Record<string, unknown> = Object.create(Object.getPrototypeOf(v) as object | null) as Record<string, unknown>;
     for (const k of ks) {
       const x = v[k];
