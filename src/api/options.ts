@@ -43,7 +43,7 @@ export interface TemplateBudgetOptions {
    * estimated bytes). Past it the render is done whole, untracked — the same output — and counted
    * in `stats().render.trackingBudget` (fallback reason `tracking_budget`); that conversation's
    * later renders are whole too.
-   * @defaultValue 67108864 (64 MiB)
+   * @defaultValue 33554432 (32 MiB)
    */
   maxTrackBytes?: number;
 }

@@ -48,7 +48,7 @@ export interface RenderBudget {
    * Incremental renders: the largest tracking state one render may add (records, observations,
    * snapshots of observed values, new paths; estimated bytes). Past it the render is done whole,
    * untracked — the same output — and counted as fallback `tracking_budget`; the conversation's
-   * later renders are then whole too. Default 64 MiB.
+   * later renders are then whole too. Default 32 MiB.
    */
   maxTrackBytes?: number;
 }
@@ -154,7 +154,7 @@ export const DEFAULT_BUDGET: Readonly<Required<RenderBudget>> = Object.freeze({
   maxOutputChars: 256 * 1024 * 1024,
   maxDepth: 198,
   maxBuildUnits: 128 * 1024 * 1024,
-  maxTrackBytes: 64 * 1024 * 1024,
+  maxTrackBytes: 32 * 1024 * 1024,
 });
 
 const GLOBALS = makeGlobals();
