@@ -396,22 +396,6 @@ export function pySplitlines(s: string, keepends: boolean): string[] {
   return out;
 }
 
-/** Length of str.replace's result, computed before building it (budget checks). */
-export function replacedLength(s: string, old: string, rep: string, count: number): number {
-  if (count === 0) return s.length;
-  if (old.length === 0) {
-    const slots = cpLen(s) + 1;
-    return s.length + rep.length * (count < 0 ? slots : Math.min(count, slots));
-  }
-  let n = 0;
-  let i = s.indexOf(old);
-  while (i >= 0 && (count < 0 || n < count)) {
-    n++;
-    i = s.indexOf(old, i + old.length);
-  }
-  return s.length + n * (rep.length - old.length);
-}
-
 /** How many substitutions str.replace(old, _, count) makes. */
 export function replaceCount(s: string, old: string, count: number): number {
   if (count === 0) return 0;
