@@ -6,7 +6,7 @@
  *                             else the bundled data/tau-bench-airline-20.jsonl
  *   --tokenizer NAME          default qwen3
  *   --template FILE           chat template override
- *   --renderer python|hf-jinja
+ *   --renderer python|hf-jinja   (hf-jinja: in-process suites only; it has no budgets)
  *   --parse-tool-arguments
  *   --conversations N         only the first N conversations
  *   --no-full                 skip the (slow) full-mode baseline
@@ -65,7 +65,7 @@ import { dirname } from "node:path";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import type { DeltatokOptions } from "../src/api/options.js";
+import { UNBUDGETED_RENDERER, type DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
 import { serialIslChild, workersBench } from "./workers.js";
 import { sidecarBench } from "./sidecar.js";
@@ -148,7 +148,11 @@ async function main(): Promise<void> {
   });
   const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
   if (v.template !== undefined) engine.chatTemplateFile = v.template;
-  if (v.renderer !== undefined) engine.renderer = v.renderer as DeltatokOptions["renderer"];
+  if (v.renderer !== undefined) {
+    engine.renderer = v.renderer as DeltatokOptions["renderer"];
+    // (the benchmarks may compare with the unbudgeted hf-jinja renderer: in process only)
+    if (v.renderer === "hf-jinja") (engine as { [UNBUDGETED_RENDERER]?: boolean })[UNBUDGETED_RENDERER] = true;
+  }
   if (v["cache-mb"] !== undefined) engine.cacheBytes = Number(v["cache-mb"]) * 1024 * 1024;
   const resourceLimits: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number } = {};
   if (v["worker-young-mb"] !== undefined) resourceLimits.maxYoungGenerationSizeMb = Number(v["worker-young-mb"]);

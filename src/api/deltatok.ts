@@ -56,13 +56,15 @@ export interface DeltatokStats extends EngineStats {
   /**
    * Incremental rendering work (always present in Deltatok.stats(); optional for aggregators
    * built before it existed): units / iterations reused and executed, observations checked,
-   * whole-value observations and fallbacks.
+   * whole-value observations and fallbacks, and `trackingBudget`: incremental renders done
+   * whole (fallback reason `tracking_budget`) because their tracking state would pass
+   * `templateBudget.maxTrackBytes`.
    */
   render?: RenderWork;
 }
 
 function emptyWork(): RenderWork {
-  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0 };
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0, trackingBudget: 0 };
 }
 
 const TEMPLATE_CACHE_MAX = 32;
@@ -564,6 +566,7 @@ export class Deltatok {
     w.wholeObservations += r.work.wholeObservations;
     w.fallbacks += r.work.fallbacks;
     w.unchangedItems += r.work.unchangedItems;
+    w.trackingBudget += r.work.trackingBudget;
     let length = 0;
     for (const s of r.segments) length += s.length;
     if (length > this.#opts.maxPromptChars * 4) {
@@ -577,7 +580,7 @@ export class Deltatok {
     let r = this.#renderers.get(source);
     if (r === undefined) {
       try {
-        r = createRenderer(this.#opts.renderer, source);
+        r = createRenderer(this.#opts.renderer, source, this.#opts.templateBudget);
       } catch (e) {
         r = toDeltatokError(e);
       }

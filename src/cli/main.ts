@@ -53,7 +53,7 @@ Options:
   --date YYYY-MM-DD            date seen by strftime_now (default: today)
   --parse-tool-arguments       parse JSON-string tool-call arguments into objects first
   --mode incremental|full      reuse cached prefixes, or re-render+re-tokenize everything
-  --renderer python|hf-jinja   template renderer (default python: exactly transformers)
+  --renderer python            template renderer: python, the only one (exactly transformers)
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
@@ -141,7 +141,8 @@ function engineOptions(v: Values): DeltatokOptions {
     o.mode = v.mode;
   }
   if (v.renderer !== undefined) {
-    if (v.renderer !== "python" && v.renderer !== "hf-jinja") throw new UsageError(`--renderer must be python or hf-jinja, got ${v.renderer}`);
+    if (v.renderer === "hf-jinja") throw new UsageError("--renderer hf-jinja is kept for benchmarks only (@huggingface/jinja has no budgets): use python");
+    if (v.renderer !== "python") throw new UsageError(`--renderer must be python, got ${v.renderer}`);
     o.renderer = v.renderer;
   }
   if (v["counts-only"] === true) o.storeIds = false;
