@@ -46,6 +46,11 @@
  *   --workers 0,2             the sidecar's --workers values (default 0,2)
  *   --window N                requests the client keeps in flight (default 64)
  *
+ *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
+ *                             replay of the same corpus, each run in a fresh process, alternating
+ *                             rounds (--rounds, default 3); corpora: tau-bench airline and
+ *                             minisweagent top50 (--corpus to override, repeatable)
+ *
  *   --suite worker-memory     the V8 heap limit one worker needs: for each limit, a fresh worker
  *                             runs the largest prompt (maxPromptChars), a full cache, or both
  *   --limits 512,768,1024,0   worker-memory: old-generation limits in MB (0: the default)
@@ -67,6 +72,7 @@ import { sidecarBench } from "./sidecar.js";
 import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
+import { rolloutBench, rolloutChild, type RolloutChildMode } from "./rollout.js";
 import { workerMemoryBench } from "./worker-memory.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
@@ -134,6 +140,7 @@ async function main(): Promise<void> {
       svg: { type: "string" },
       rounds: { type: "string" },
       skip: { type: "string" },
+      mode: { type: "string" },
       limits: { type: "string" },
       workloads: { type: "string" },
       out: { type: "string" },
@@ -216,6 +223,19 @@ async function main(): Promise<void> {
       if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
       result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
       break;
+    }
+    case "rollout": {
+      const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";
+      const dflt = existsSync(SHARED_TAU) && existsSync(top50) ? [SHARED_TAU, top50] : [BUNDLED];
+      const args = childArgs("rollout-child", v).filter((_a, i, all) => all[i] !== "--corpus" && all[i - 1] !== "--corpus");
+      result = await rolloutBench({ corpora: v.corpus ?? dflt, rounds: Number(v.rounds ?? 3), childArgs: args });
+      break;
+    }
+    case "rollout-child": {
+      const mode = v.mode as RolloutChildMode;
+      if (mode !== "isl" && mode !== "rollout" && mode !== "rollout-sampled") throw new Error(`--mode must be isl, rollout or rollout-sampled, got ${String(v.mode)}`);
+      process.stdout.write(JSON.stringify(await rolloutChild(corpus, mode, engine, v["parse-tool-arguments"])));
+      return;
     }
     default:
       throw new Error(`unknown suite ${suite}`);

@@ -151,6 +151,9 @@ export interface PromptOptions {
   parse_tool_arguments?: boolean;
 }
 
+/** Options of a rollout: a prompt's, without add_generation_prompt (prompts have it, completions do not). */
+export type RolloutOptions = Omit<PromptOptions, "add_generation_prompt">;
+
 /** Per-request options of OSL counting (no tools: the definition renders without them). */
 export type MessageOptions = Pick<PromptOptions, "chat_template" | "chat_template_kwargs" | "parse_tool_arguments">;
 
@@ -322,6 +325,14 @@ const MESSAGE_SET: OptionSet = {
   },
 };
 
+const ROLLOUT_SET: OptionSet = {
+  where: "tokenizeRollout",
+  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt"),
+  prefix: "",
+  elsewhere: PROMPT_ELSEWHERE,
+  notHere: { add_generation_prompt: "a rollout's prompts have the generation prompt and its completions do not" },
+};
+
 /** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
 function isList(v: unknown, where: string): boolean {
   try {
@@ -414,7 +425,7 @@ export function checkPromptOptions(p: PromptOptions | undefined, method = "count
   if (typeof p !== "object" || p === null || isList(p, method)) {
     throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object, got ${p === null ? "null" : typeof p === "object" ? "a list" : typeof p}`);
   }
-  const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : promptSet(method)) as PromptOptions;
+  const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : method === "tokenizeRollout" ? ROLLOUT_SET : promptSet(method)) as PromptOptions;
   if (o.add_generation_prompt !== undefined && typeof o.add_generation_prompt !== "boolean") {
     throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt must be a boolean", { path: "add_generation_prompt" });
   }

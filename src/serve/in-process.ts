@@ -5,6 +5,7 @@ import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
+import { rolloutJson } from "../api/rollout.js";
 import { promptOptions, type Backend, type Method } from "./protocol.js";
 
 
@@ -44,6 +45,10 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "tokenize_trajectory": {
       const { messages, options } = promptRequest(p, held);
       return trajectoryJson(dt.tokenizeTrajectory(messages, options));
+    }
+    case "tokenize_rollout": {
+      const { messages, options } = promptRequest(p, held);
+      return rolloutJson(dt.tokenizeRollout(messages, options));
     }
     case "stats":
       return dt.stats();

@@ -12,7 +12,7 @@ import { eachMember, topLevelRaw } from "../pool/skim.js";
 import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
-import type { Backend, Method } from "./protocol.js";
+import type { Backend, Method, RawMethod } from "./protocol.js";
 
 type Call = Exclude<Method, "batch">;
 
@@ -45,6 +45,8 @@ function toResult(r: QueueResult): unknown {
       return { ids: Array.from(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "trajectory":
       return r.trajectory;
+    case "rollout":
+      return r.rollout;
     default:
       throw new DeltatokError("DT_INTERNAL", `unexpected result kind ${r.kind}`);
   }
@@ -87,7 +89,7 @@ export class PoolBackend implements Backend {
 
   /** An item for a call whose params are still JSON text (parsed in the worker). */
   #rawItem(method: Call, paramsRaw: string): QueueItem | null {
-    if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory") {
+    if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory" || method === "tokenize_rollout") {
       // one skim of the body's top level: the conversation id, and whether it names a state
       let cidRaw: string | null = null;
       let stateful = false;
@@ -97,7 +99,7 @@ export class PoolBackend implements Backend {
         return true;
       });
       const cid = smallJson(cidRaw);
-      const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : "trajectory";
+      const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : method === "tokenize_trajectory" ? "trajectory" : "rollout";
       const item: QueueItem = { kind, json: paramsRaw };
       if (typeof cid === "string" || typeof cid === "number") {
         item.conversationId = String(cid);
@@ -124,6 +126,7 @@ export class PoolBackend implements Backend {
       case "count_prompt":
       case "encode_prompt":
       case "tokenize_trajectory":
+      case "tokenize_rollout":
         // re-serialized with Python semantics so floats and key order survive the thread hop
         return this.#rawItem(method, dumps(p, { ensure_ascii: false }));
       case "count_message": {
@@ -151,7 +154,7 @@ export class PoolBackend implements Backend {
     return item === null ? this.#local(method) : this.#run(item);
   }
 
-  async callRaw(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown> {
+  async callRaw(method: RawMethod, paramsRaw: string): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
     const item = this.#rawItem(method, paramsRaw);
     if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });
