@@ -67,6 +67,9 @@ export async function rolloutChild(corpus: string, mode: RolloutChildMode, engin
     let splits = 0;
     let drift = 0;
     let errors = 0;
+    // completion tokens no next prompt of their sequence reuses (each sequence's last completion):
+    // the encoding a rollout adds to the ISL replay's, at the least
+    let notCarried = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for (const { c, messages } of items) {
@@ -86,13 +89,18 @@ export async function rolloutChild(corpus: string, mode: RolloutChildMode, engin
         sequences += r.sequences.length;
         splits += r.splits.length;
         drift += r.drift.length;
-        for (const s of r.sequences) tokens += s.ids.length;
+        for (const s of r.sequences) {
+          tokens += s.ids.length;
+          const end = s.turns[s.turns.length - 1]?.completion;
+          if (end !== undefined) notCarried += end[1] - end[0];
+        }
       } catch {
         errors++;
       }
     }
     const cpu = process.cpuUsage(cpu0);
-    return { s: (performance.now() - t0) / 1000, cpu_s: (cpu.user + cpu.system) / 1e6, tokens, sequences, splits, drift, errors };
+    const s = (performance.now() - t0) / 1000;
+    return { s, cpu_s: (cpu.user + cpu.system) / 1e6, tokens, sequences, splits, drift, errors, tokens_encoded: dt.stats().tokensEncoded, not_carried: notCarried };
   };
   await run(work.slice(0, Math.max(1, Math.floor(work.length / 10))));
   const r = await run(work);
@@ -138,6 +146,15 @@ export async function rolloutBench(o: RolloutBenchOptions): Promise<Record<strin
       drifted: last.drift,
       sequence_tokens: last.tokens,
       errors: last.errors,
+      // deterministic: tokens encoded by the rollout over those the ISL replay encodes, and the
+      // floor any rollout has when completions cannot be reused (1 + not-carried / ISL-encoded)
+      encoded: {
+        isl: runs.isl[0]?.tokens_encoded,
+        rollout_sampled: last.tokens_encoded,
+        completions_not_carried: last.not_carried,
+        ratio: round3((last.tokens_encoded as number) / (runs.isl[0]?.tokens_encoded as number)),
+        floor: round3(1 + (last.not_carried as number) / (runs.isl[0]?.tokens_encoded as number)),
+      },
     });
   }
   return { rounds: o.rounds, corpora };
