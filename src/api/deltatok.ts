@@ -29,6 +29,7 @@ import {
   type ResolvedOptions,
 } from "./options.js";
 import { pythonJsonParser } from "./json.js";
+import { continueField, cutAtFinalMessage, markFinalMessage } from "./continue.js";
 
 /** Result of {@link Deltatok.tokenizePrompt}. */
 export interface PromptResult {
@@ -76,6 +77,8 @@ interface Prepared {
   readonly versions: number[];
   /** The messages as validation read them (snapshots, before parse_tool_arguments). */
   readonly messages: readonly unknown[];
+  /** With continue_final_message: the final message's text, where the render is cut (api/continue.ts). */
+  readonly final: string | null;
 }
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
@@ -193,8 +196,9 @@ export class Deltatok {
       }
       const chain = this.#chains.chain(prepared.key, prepared.messages);
       const found = this.#engine.lookup(chain);
+      // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
       const rendered =
-        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined
+        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null
           ? this.#renderIncremental(prepared, found)
           : wholeText(this.#render(prepared));
       const t0 = performance.now();
@@ -277,6 +281,12 @@ export class Deltatok {
   tokenizeTrajectory(messages: readonly unknown[], options?: PromptOptions): Trajectory {
     try {
       const p = checkPromptOptions(options, "tokenizeTrajectory");
+      if (p.continue_final_message !== undefined && p.continue_final_message !== false) {
+        // transformers: continue_final_message is not compatible with return_assistant_tokens_mask
+        throw new DeltatokError("DT_INVALID_OPTION", "continue_final_message is not compatible with trajectories (assistant masks)", {
+          path: "continue_final_message",
+        });
+      }
       const prepared = this.#prepare(messages, { ...p, add_generation_prompt: p.add_generation_prompt ?? false });
       const snaps = prepared.messages;
       const renderer = prepared.renderer;
@@ -397,7 +407,8 @@ export class Deltatok {
         }
       }
     }
-    const agp = p.add_generation_prompt ?? true;
+    const cfm = p.continue_final_message ?? false;
+    const agp = p.add_generation_prompt ?? cfm === false;
     const pta = p.parse_tool_arguments ?? false;
     const explicit = p.chat_template ?? undefined;
     if (explicit !== undefined && explicit.length > limit) {
@@ -412,8 +423,14 @@ export class Deltatok {
       if (explicit === undefined || err.path !== undefined) throw err;
       throw new DeltatokError(err.code, `chat_template: ${err.message}`, { path: "chat_template", cause: err });
     }
-    const msgs = pta ? parseToolArguments(snap, this.#parseJson) : snap;
-    // a copy made by parse_tool_arguments is not the object validated
+    let msgs = pta ? parseToolArguments(snap, this.#parseJson) : snap;
+    let final: string | null = null;
+    if (cfm !== false) {
+      const marked = markFinalMessage(msgs, continueField(cfm), source);
+      msgs = marked.messages;
+      final = marked.final;
+    }
+    // a copy made by parse_tool_arguments (or the continued final message) is not the object validated
     if (msgs !== snap) for (let i = 0; i < msgs.length; i++) if (msgs[i] !== snap[i]) versions[i] = -1;
     const now = this.#opts.date ?? naiveNow();
     const vars = templateVariables({ messages: msgs, tools, documents, add_generation_prompt: agp, chat_template_kwargs: kwargs }, this.#loaded.specialTokens);
@@ -428,8 +445,9 @@ export class Deltatok {
       agp ? "g1" : "g0",
       pta ? "p1" : "p0",
       dateKey,
+      ...(cfm === false ? [] : [`c:${continueField(cfm)}`]),
     ]);
-    return { renderer, vars, now, key, versions, messages: snap };
+    return { renderer, vars, now, key, versions, messages: snap, final };
   }
 
   #render(p: Prepared): string {
@@ -437,6 +455,7 @@ export class Deltatok {
     let text: string;
     try {
       text = p.renderer.render(p.vars, p.now).text;
+      if (p.final !== null) text = cutAtFinalMessage(text, p.final, p.messages.length - 1);
     } finally {
       this.#renderMs += performance.now() - t0;
     }

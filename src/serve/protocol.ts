@@ -6,7 +6,8 @@
  *
  * Methods (params → result):
  * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
- *                   add_generation_prompt? (default true), parse_tool_arguments?,
+ *                   add_generation_prompt? (default true, false with continue_final_message),
+ *                   parse_tool_arguments?, continue_final_message? (true or a field name),
  *                   conversation_id?, state?, prefix?} → {count, reused, outcome}
  *                   With a conversation_id, `state` names this request's messages and
  *                   `prefix: {state, length}` says the first `length` messages are those of that
@@ -133,6 +134,7 @@ export function promptOptions(p: Record<string, unknown>): PromptOptions {
   if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as PromptOptions["chat_template_kwargs"];
   if (p.add_generation_prompt !== undefined) o.add_generation_prompt = p.add_generation_prompt as boolean;
   if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
+  if (p.continue_final_message !== undefined) o.continue_final_message = p.continue_final_message as boolean | string;
   return o;
 }
 
