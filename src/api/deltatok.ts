@@ -30,6 +30,7 @@ import {
 } from "./options.js";
 import { pythonJsonParser } from "./json.js";
 import { continueField, cutAtFinalMessage, markFinalMessage } from "./continue.js";
+import { Vocabulary, type DecodeOptions, type TokenizerInfo } from "./vocabulary.js";
 
 /** Result of {@link Deltatok.tokenizePrompt}. */
 export interface PromptResult {
@@ -258,17 +259,85 @@ export class Deltatok {
   /** Tokens of plain text (add_special_tokens=False). */
   countText(text: string): number {
     try {
-      if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `text must be a string, got ${typeof text}`, { path: "text" });
-      if (!text.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
-      if (text.length > this.#opts.maxPromptChars) {
-        throw new DeltatokError("DT_INPUT_TOO_LARGE", `text is longer than ${this.#opts.maxPromptChars} characters`, { path: "text" });
-      }
+      this.#checkText(text);
       const t0 = performance.now();
       const n = this.#encoder.encodeWhole(text).length;
       this.#tokenizeMs += performance.now() - t0;
       return n;
     } catch (e) {
       throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * Token ids of plain text; with `add_special_tokens` wrapped as a plain transformers `encode`
+   * wraps them (api/vocabulary.ts). Default: no special tokens, as countText.
+   */
+  encodeText(text: string, options?: { add_special_tokens?: boolean }): Uint32Array {
+    try {
+      const add = readFlags(options, ["add_special_tokens"], "encodeText").add_special_tokens ?? false;
+      this.#checkText(text);
+      const t0 = performance.now();
+      const ids = this.#encoder.encodeWhole(text);
+      this.#tokenizeMs += performance.now() - t0;
+      return Uint32Array.from(add ? this.#vocabulary().withSpecialTokens(ids) : ids);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Text of token ids, as transformers' `decode` (api/vocabulary.ts). */
+  decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
+    try {
+      const o = readFlags(options, ["skip_special_tokens", "clean_up_tokenization_spaces"], "decode");
+      return this.#vocabulary().decode(idList(ids, this.#opts.maxPromptChars), o);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Token strings of ids (null for an id no token has), as transformers' `convert_ids_to_tokens`. */
+  idsToTokens(ids: ArrayLike<number>, options?: { skip_special_tokens?: boolean }): Array<string | null> {
+    try {
+      const skip = readFlags(options, ["skip_special_tokens"], "idsToTokens").skip_special_tokens ?? false;
+      return this.#vocabulary().idsToTokens(idList(ids, this.#opts.maxPromptChars), skip);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Ids of token strings (null for a token not in the vocabulary). */
+  tokensToIds(tokens: readonly string[]): Array<number | null> {
+    try {
+      if (!Array.isArray(tokens)) throw new DeltatokError("DT_INVALID_REQUEST", "tokens must be a list of strings", { path: "tokens" });
+      return this.#vocabulary().tokensToIds(tokens);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Every token by id (null where no token has the id). */
+  tokenList(): Array<string | null> {
+    return this.#vocabulary().tokenList();
+  }
+
+  /** What transformers exposes about the tokenizer: vocab_size, len, special tokens, ... */
+  tokenizerInfo(): TokenizerInfo {
+    return this.#vocabulary().info();
+  }
+
+  #vocab: Vocabulary | null = null;
+  #vocabulary(): Vocabulary {
+    this.#vocab ??= new Vocabulary(this.#loaded);
+    return this.#vocab;
+  }
+
+  /** The checks countText makes on its text (type, surrogates, size). */
+  #checkText(text: unknown): void {
+    if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `text must be a string, got ${typeof text}`, { path: "text" });
+    if (!text.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
+    if (text.length > this.#opts.maxPromptChars) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `text is longer than ${this.#opts.maxPromptChars} characters`, { path: "text" });
     }
   }
 
@@ -514,4 +583,32 @@ export class Deltatok {
     if (r instanceof DeltatokError) throw new DeltatokError(r.code, r.message, { cause: r.cause ?? r, ...(r.path === undefined ? {} : { path: r.path }) });
     return r;
   }
+}
+
+/** Boolean options of the small methods (decode, encodeText): read once, unknown ones refused. */
+function readFlags<K extends string>(o: unknown, keys: readonly K[], method: string): Partial<Record<K, boolean>> {
+  if (o === undefined) return {};
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object`);
+  }
+  const out: Partial<Record<K, boolean>> = {};
+  for (const k of Object.keys(o)) {
+    if (!(keys as readonly string[]).includes(k)) {
+      throw new DeltatokError("DT_INVALID_OPTION", `unknown option of ${method}: "${k}"; its options are ${keys.join(", ")}`, { path: k });
+    }
+    const v = (o as Record<string, unknown>)[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "boolean") throw new DeltatokError("DT_INVALID_OPTION", `${k} must be a boolean`, { path: k });
+    out[k as K] = v;
+  }
+  return out;
+}
+
+/** Token ids as a plain list, checked for size (each id is checked where it is used). */
+function idList(ids: ArrayLike<number>, max: number): number[] {
+  if (ids === null || typeof ids !== "object" || typeof (ids as { length?: unknown }).length !== "number") {
+    throw new DeltatokError("DT_INVALID_REQUEST", "ids must be a list of token ids", { path: "ids" });
+  }
+  if (ids.length > max) throw new DeltatokError("DT_INPUT_TOO_LARGE", `more than ${max} ids`, { path: "ids" });
+  return Array.from(ids);
 }

@@ -5,7 +5,8 @@ import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
-import { promptOptions, type Backend, type Method } from "./protocol.js";
+import { promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
+import { IdsDelta } from "./ids-delta.js";
 
 
 export function describeEngine(dt: Deltatok, workers: number): Record<string, unknown> {
@@ -21,8 +22,8 @@ function promptRequest(p: Record<string, unknown>, held: ConversationMessages | 
   return { messages: r.messages as unknown[], options };
 }
 
-/** Answers one call with `dt` (synchronous work; throws DeltatokError). */
-export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>, held?: ConversationMessages): unknown {
+/** Answers one call with `dt` (synchronous work; throws DeltatokError); `delta` serves ids_delta. */
+export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record<string, unknown>, held?: ConversationMessages, delta?: IdsDelta): unknown {
   switch (method) {
     case "count_prompt":
     case "encode_prompt": {
@@ -31,9 +32,21 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
       const r = dt.tokenizePrompt(messages, options, withIds);
       const out: Record<string, unknown> = { count: r.count, reused: r.reused, outcome: r.outcome };
       if (r.reason !== undefined) out.reason = r.reason;
-      if (withIds) out.ids = Array.from(r.ids ?? []);
+      if (withIds) {
+        const ids = r.ids ?? new Uint32Array(0);
+        if (delta !== undefined && IdsDelta.wanted(p)) {
+          const d = delta.apply(p, ids);
+          out.ids_from = d.from;
+          out.ids = Array.from(d.tail);
+        } else out.ids = Array.from(ids);
+      }
       return out;
     }
+    case "decode":
+    case "encode_text":
+    case "tokenizer_info":
+    case "vocab":
+      return tokenizerCall(dt, method, p);
     case "count_message": {
       const o: Record<string, unknown> = {};
       for (const k of ["chat_template", "chat_template_kwargs", "parse_tool_arguments"]) if (p[k] !== undefined) o[k] = p[k];
@@ -57,18 +70,19 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
 export class InProcessBackend implements Backend {
   #closed = false;
   readonly #held = new ConversationMessages();
+  readonly #delta = new IdsDelta();
   constructor(readonly dt: Deltatok) {}
 
   async call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-    return answer(this.dt, method, params, this.#held);
+    return answer(this.dt, method, params, this.#held, this.#delta);
   }
 
   async callMany(calls: Array<{ method: Exclude<Method, "batch">; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {
     return calls.map((c) => {
       try {
         if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-        return { result: answer(this.dt, c.method, c.params, this.#held) };
+        return { result: answer(this.dt, c.method, c.params, this.#held, this.#delta) };
       } catch (e) {
         return { error: toDeltatokError(e).toJSON() };
       }

@@ -12,7 +12,9 @@ import { eachMember, topLevelRaw } from "../pool/skim.js";
 import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
-import type { Backend, Method } from "./protocol.js";
+import { Deltatok } from "../api/deltatok.js";
+import { tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
+import { IdsDelta } from "./ids-delta.js";
 
 type Call = Exclude<Method, "batch">;
 
@@ -54,6 +56,9 @@ export class PoolBackend implements Backend {
   readonly #pool: DeltatokPool;
   readonly #queue: BatchQueue;
   readonly #engine: DeltatokOptions;
+  /** One engine on this thread for the tokenizer methods (decode, vocab, ...), made on first use. */
+  #tokenizer: Promise<Deltatok> | null = null;
+  readonly #delta = new IdsDelta();
   #closed = false;
 
   private constructor(pool: DeltatokPool, queue: BatchQueue, engine: DeltatokOptions) {
@@ -69,11 +74,20 @@ export class PoolBackend implements Backend {
     return new PoolBackend(pool, queue, engine);
   }
 
-  #run(item: QueueItem): Promise<unknown> {
+  #run(item: QueueItem, delta?: Record<string, unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       try {
         this.#queue.enqueue(item, (r) => {
           try {
+            if (delta !== undefined && r.ok && r.kind === "ids") {
+              // ids_delta: against the ids this server answered for the prefix state
+              const d = this.#delta.apply(delta, r.ids);
+              const out = toResult({ ...r, ids: d.tail }) as Record<string, unknown>;
+              out.ids_from = d.from;
+              out.count = r.count;
+              resolve(out);
+              return;
+            }
             resolve(toResult(r));
           } catch (e) {
             reject(e);
@@ -85,8 +99,8 @@ export class PoolBackend implements Backend {
     });
   }
 
-  /** An item for a call whose params are still JSON text (parsed in the worker). */
-  #rawItem(method: Call, paramsRaw: string): QueueItem | null {
+  /** An item for a call whose params are still JSON text (parsed in the worker); `delta` gets what ids_delta needs. */
+  #rawItem(method: Call, paramsRaw: string, delta?: Record<string, unknown>): QueueItem | null {
     if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory") {
       // one skim of the body's top level: the conversation id, and whether it names a state
       let cidRaw: string | null = null;
@@ -94,6 +108,9 @@ export class PoolBackend implements Backend {
       eachMember(paramsRaw, 0, (m) => {
         if (m.key === "conversation_id") cidRaw = paramsRaw.slice(m.start, m.end);
         else if (m.key === "prefix" || m.key === "state") stateful = true;
+        if (delta !== undefined && (m.key === "prefix" || m.key === "state" || m.key === "ids_delta" || m.key === "conversation_id")) {
+          delta[m.key] = smallJson(paramsRaw.slice(m.start, m.end));
+        }
         return true;
       });
       const cid = smallJson(cidRaw);
@@ -137,6 +154,11 @@ export class PoolBackend implements Backend {
     }
   }
 
+  async #tokenizerCall(method: TokenizerMethod, params: Record<string, unknown>): Promise<unknown> {
+    this.#tokenizer ??= Deltatok.create(this.#engine);
+    return tokenizerCall(await this.#tokenizer, method, params);
+  }
+
   async #local(method: Call): Promise<unknown> {
     if (method === "stats") return (await this.#pool.stats()).total;
     if (method === "health") {
@@ -147,15 +169,18 @@ export class PoolBackend implements Backend {
 
   async call(method: Call, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+    if (method === "encode_text" || method === "decode" || method === "tokenizer_info" || method === "vocab") return this.#tokenizerCall(method, params);
     const item = this.#item(method, params);
-    return item === null ? this.#local(method) : this.#run(item);
+    const delta = method === "encode_prompt" && IdsDelta.wanted(params) ? params : undefined;
+    return item === null ? this.#local(method) : this.#run(item, delta);
   }
 
   async callRaw(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-    const item = this.#rawItem(method, paramsRaw);
+    const delta: Record<string, unknown> | undefined = method === "encode_prompt" ? {} : undefined;
+    const item = this.#rawItem(method, paramsRaw, delta);
     if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });
-    return this.#run(item);
+    return this.#run(item, delta !== undefined && IdsDelta.wanted(delta) ? delta : undefined);
   }
 
   async callMany(calls: Array<{ method: Call; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {
