@@ -40,6 +40,13 @@ export interface TokenizerInfo {
   special_ids_around: { before: number[]; after: number[]; source: string };
   /** Names of the chat templates ("default", "tool_use", ...). */
   chat_templates: string[];
+  /** The chat templates' sources by name (transformers' `tokenizer.chat_template`). */
+  chat_template_sources: Record<string, string>;
+  /**
+   * What `__call__` returns: tokenizer_config.json's `model_input_names`, else transformers'
+   * default for the class (the generic PreTrainedTokenizerFast adds token_type_ids).
+   */
+  model_input_names: string[];
   /** tokenizer_config.json's `tokenizer_class`, when given. */
   tokenizer_class: string | null;
 }
@@ -206,6 +213,13 @@ export class Vocabulary {
           ? { before: [], after: [], source: `unsupported: ${this.#around.message}` }
           : { before: [...this.#around.before], after: [...this.#around.after], source: this.#around.source },
       chat_templates: [...l.templates.keys()],
+      chat_template_sources: Object.fromEntries(l.templates),
+      model_input_names:
+        Array.isArray(c.model_input_names) && c.model_input_names.every((x) => typeof x === "string")
+          ? [...(c.model_input_names as string[])]
+          : c.tokenizer_class === "PreTrainedTokenizerFast" || c.tokenizer_class === "PreTrainedTokenizer"
+            ? ["input_ids", "token_type_ids", "attention_mask"]
+            : ["input_ids", "attention_mask"],
       tokenizer_class: typeof c.tokenizer_class === "string" ? c.tokenizer_class : null,
     };
   }

@@ -46,6 +46,7 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "encode_text":
     case "tokenizer_info":
     case "vocab":
+    case "render_prompt":
       return tokenizerCall(dt, method, p);
     case "count_message": {
       const o: Record<string, unknown> = {};

@@ -13,7 +13,7 @@ import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
-import { tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
+import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 
 type Call = Exclude<Method, "batch">;
@@ -169,7 +169,7 @@ export class PoolBackend implements Backend {
 
   async call(method: Call, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-    if (method === "encode_text" || method === "decode" || method === "tokenizer_info" || method === "vocab") return this.#tokenizerCall(method, params);
+    if (TOKENIZER_METHODS.has(method)) return this.#tokenizerCall(method as TokenizerMethod, params);
     const item = this.#item(method, params);
     const delta = method === "encode_prompt" && IdsDelta.wanted(params) ? params : undefined;
     return item === null ? this.#local(method) : this.#run(item, delta);

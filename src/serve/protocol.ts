@@ -28,6 +28,7 @@
  * - decode         {ids, skip_special_tokens?, clean_up_tokenization_spaces?} → {text}
  * - tokenizer_info {} → vocab_size, length, special tokens and ids, model_max_length, ... (api/vocabulary.ts)
  * - vocab          {} → {tokens: [token | null by id]}
+ * - render_prompt  count_prompt's params without conversation fields → {text} (whole messages)
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
  * - stats          {} → engine statistics
  * - health         {} → {status: "ok", tokenizer, version, workers}
@@ -71,10 +72,11 @@ import { pythonJsonParser } from "../api/json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "batch" | "stats" | "health" | TokenizerMethod;
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab"];
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"];
 
-/** Methods about the tokenizer itself, answered by one engine on the server's thread. */
-export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab";
+/** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
+export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt";
+export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"]);
 
 export interface Envelope {
   id: unknown;
@@ -169,6 +171,9 @@ export function tokenizerCall(dt: Deltatok, method: TokenizerMethod, p: Record<s
       return dt.tokenizerInfo();
     case "vocab":
       return { tokens: dt.tokenList() };
+    case "render_prompt": {
+      return { text: dt.renderPrompt(p.messages as unknown[], promptOptions(p)) };
+    }
   }
 }
 
