@@ -15,7 +15,7 @@
 """
 from ._client import DeltatokClient, DeltatokHttpClient
 from ._discovery import find_command
-from ._errors import DeltatokError, DeltatokInputError, DeltatokNotFoundError
+from ._errors import DeltatokError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError
 from ._shape import AddedToken, BatchEncoding
 from ._tokenizer import AutoTokenizer, DeltatokTokenizer
 from .binary import read_tokens
@@ -31,6 +31,7 @@ __all__ = [
     "DeltatokHttpClient",
     "DeltatokError",
     "DeltatokInputError",
+    "DeltatokLoadError",
     "DeltatokNotFoundError",
     "find_command",
     "read_tokens",

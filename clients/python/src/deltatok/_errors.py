@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokNotFoundError", "error_from_record", "PREFIX_UNKNOWN"]
+__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "error_from_record", "PREFIX_UNKNOWN"]
 
 PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
 
@@ -11,6 +11,9 @@ PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
 #: DeltatokInputError, a ValueError, as transformers raises ValueError / TypeError / TemplateError.
 _INPUT_PREFIXES = ("DT_INVALID_", "DT_TEMPLATE_")
 _INPUT_CODES = {"DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
+#: Codes of a tokenizer or template that could not be loaded: DeltatokLoadError, an OSError, as
+#: transformers raises OSError for a tokenizer it cannot load.
+_LOAD_CODES = {"DT_TOKENIZER_UNKNOWN", "DT_TOKENIZER_NOT_FOUND", "DT_TOKENIZER_INVALID", "DT_TEMPLATE_FILE_INVALID"}
 
 
 class DeltatokError(Exception):
@@ -31,6 +34,13 @@ class DeltatokInputError(DeltatokError, ValueError):
     """The request was not usable (bad messages, tools, options, or a template failing on them)."""
 
 
+class DeltatokLoadError(DeltatokError, OSError):
+    """The server could not load the tokenizer (or its template files): nothing was answered."""
+
+    def __init__(self, code: str, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, code, message, path)
+
+
 class DeltatokNotFoundError(FileNotFoundError):
     """No deltatok command line was found (DELTATOK_CMD, node_modules/.bin, PATH); says how to point to one."""
 
@@ -44,5 +54,5 @@ def error_from_record(rec: Any) -> DeltatokError:
     if not isinstance(rec, dict):
         return DeltatokError("DT_INTERNAL", "malformed error record: %r" % (rec,))
     code = rec.get("code") if isinstance(rec.get("code"), str) else "DT_INTERNAL"
-    cls = DeltatokInputError if is_input_code(code) else DeltatokError
+    cls = DeltatokInputError if is_input_code(code) else DeltatokLoadError if code in _LOAD_CODES else DeltatokError
     return cls(code, str(rec.get("message", "")), rec.get("path"))

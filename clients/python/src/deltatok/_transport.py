@@ -13,8 +13,10 @@ import http.client
 import itertools
 import json
 import os
+import re
 import socket
 import subprocess
+import sys
 import threading
 import urllib.parse
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
@@ -49,8 +51,12 @@ class StdioTransport(Transport):
     def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None):
         cmd = list(command) if command is not None else find_command(environ=env)
         self.command: List[str] = cmd + ["serve"] + list(args)
-        self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+        self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       env=dict(env) if env is not None else None)
+        # the server's stderr goes on to ours; its fatal error line (`deltatok: DT_X: ...`) is kept
+        self._last_error: Optional[Dict[str, str]] = None
+        self._stderr = threading.Thread(target=self._copy_stderr, name="deltatok-stderr", daemon=True)
+        self._stderr.start()
         self._stdin = self._proc.stdin
         self._stdout = self._proc.stdout
         self._ids = itertools.count(1)
@@ -61,6 +67,21 @@ class StdioTransport(Transport):
         self._reading = False
         self._failure: Optional[BaseException] = None
         self._closed = False
+
+    def _copy_stderr(self) -> None:
+        out = getattr(sys.stderr, "buffer", None)
+        for line in self._proc.stderr:  # type: ignore[union-attr]
+            m = re.match(rb"^deltatok: (DT_[A-Z0-9_]+): (.*)$", line.rstrip(b"\r\n"))
+            if m:
+                self._last_error = {"code": m.group(1).decode(), "message": m.group(2).decode("utf-8", "replace")}
+            try:
+                if out is not None:
+                    out.write(line)
+                    out.flush()
+                else:
+                    sys.stderr.write(line.decode("utf-8", "replace"))
+            except (OSError, ValueError):
+                pass
 
     @property
     def pid(self) -> int:
@@ -130,11 +151,15 @@ class StdioTransport(Transport):
 
     def _gone(self) -> DeltatokError:
         code = self._proc.poll()
-        if code is None and self._closed:
+        if code is None:
             try:
                 code = self._proc.wait(5)
             except subprocess.TimeoutExpired:
                 code = None
+        self._stderr.join(2)
+        if code is not None and code != 0 and self._last_error is not None:
+            # the server could not start (or died of a fatal error): its own code
+            return error_from_record(self._last_error)
         why = "" if self._failure is None or isinstance(self._failure, EOFError) else " (%s)" % self._failure
         return DeltatokError("DT_CLOSED", "deltatok serve (%s) exited%s without answering%s; its stderr says why"
                              % (" ".join(self.command), "" if code is None else " with code %d" % code, why))
@@ -155,10 +180,12 @@ class StdioTransport(Transport):
         except subprocess.TimeoutExpired:
             self._proc.terminate()
             code = self._proc.wait(timeout)
-        try:
-            self._stdout.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
+        self._stderr.join(5)
+        for pipe in (self._stdout, self._proc.stderr):
+            try:
+                pipe.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
         return code
 
 
@@ -185,6 +212,8 @@ class HttpTransport(Transport):
             self._headers["Authorization"] = "Bearer " + token
         self._local = threading.local()
         self._ids = itertools.count(1)
+        self._all: Set[http.client.HTTPConnection] = set()
+        self._all_lock = threading.Lock()
 
     def _connection(self) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
@@ -192,12 +221,16 @@ class HttpTransport(Transport):
             cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
             c = cls(self._host, self._port, timeout=self._timeout)
             self._local.conn = c
+            with self._all_lock:
+                self._all.add(c)
         return c
 
     def _drop(self) -> None:
         c = getattr(self._local, "conn", None)
         if c is not None:
             c.close()
+            with self._all_lock:
+                self._all.discard(c)
         self._local.conn = None
 
     def call(self, method: str, params: Dict[str, Any]) -> Any:
@@ -230,5 +263,10 @@ class HttpTransport(Transport):
         return resp["result"]
 
     def close(self) -> int:
-        self._drop()
+        """Closes every thread's connection."""
+        with self._all_lock:
+            conns, self._all = self._all, set()
+        for c in conns:
+            c.close()
+        self._local = threading.local()
         return 0
