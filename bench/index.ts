@@ -46,6 +46,12 @@
  *   --workers 0,2             the sidecar's --workers values (default 0,2)
  *   --window N                requests the client keeps in flight (default 64)
  *
+ *   --suite python            issue 14: the Python client's apply_chat_template loop (a `deltatok serve` child,
+ *                             only appended messages sent) vs the in-process library, same requests
+ *   --warm N                  python: conversations run first, untimed (default 20)
+ *   --rounds N                python: rounds, each the library then Python (default 1)
+ *   --python PATH             python: the interpreter (default python3)
+ *
  *   --suite worker-memory     the V8 heap limit one worker needs: for each limit, a fresh worker
  *                             runs the largest prompt (maxPromptChars), a full cache, or both
  *   --limits 512,768,1024,0   worker-memory: old-generation limits in MB (0: the default)
@@ -68,6 +74,7 @@ import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
 import { workerMemoryBench } from "./worker-memory.js";
+import { pythonBench } from "./python.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -136,6 +143,8 @@ async function main(): Promise<void> {
       skip: { type: "string" },
       limits: { type: "string" },
       workloads: { type: "string" },
+      warm: { type: "string" },
+      python: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -213,6 +222,15 @@ async function main(): Promise<void> {
       result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
       break;
     }
+    case "python":
+      result = await pythonBench({
+        corpus,
+        engine,
+        warm: v.warm === undefined ? 20 : Number(v.warm),
+        rounds: Number(v.rounds ?? 1),
+        python: v.python ?? "python3",
+      });
+      break;
     default:
       throw new Error(`unknown suite ${suite}`);
   }

@@ -11,6 +11,7 @@ import { PassThrough } from "node:stream";
 import { createInterface } from "node:readline";
 import { Deltatok } from "../src/api/deltatok.js";
 import { InProcessBackend } from "../src/serve/in-process.js";
+import { commonPrefix } from "../src/serve/ids-delta.js";
 import { PoolBackend } from "../src/serve/pool-backend.js";
 import { serve } from "../src/serve/server.js";
 import type { Backend } from "../src/serve/protocol.js";
@@ -91,4 +92,25 @@ test("ids_delta sends everything when the server lacks the prefix state's ids", 
   assert.ok((r(3).ids_from as number) > 0);
   assert.equal(r(4).ids_from, undefined);
   assert.equal((r(4).ids as number[]).length, r(4).count);
+});
+
+test("commonPrefix equals an id-by-id scan (every length, mismatch place and alignment)", () => {
+  let seed = 7;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (let t = 0; t < 2000; t++) {
+    const n = Math.floor(rnd() * 700);
+    const buf = new Uint32Array(n + 3);
+    for (let i = 0; i < buf.length; i++) buf[i] = Math.floor(rnd() * 5);
+    const a = buf.subarray(t % 3, t % 3 + n); // unaligned views too
+    const m = Math.floor(rnd() * (n + 40));
+    const b = new Uint32Array(Math.max(0, m));
+    b.set(a.subarray(0, Math.min(n, b.length)));
+    if (b.length > 0 && rnd() < 0.7) {
+      const at = Math.floor(rnd() * b.length);
+      b[at] = ((b[at] as number) ^ (1 + Math.floor(rnd() * 3))) >>> 0;
+    }
+    let naive = 0;
+    while (naive < Math.min(a.length, b.length) && a[naive] === b[naive]) naive++;
+    assert.equal(commonPrefix(a, b), naive, `case ${t}`);
+  }
 });

@@ -26,6 +26,23 @@ export interface IdsDeltaOptions {
   maxBytes?: number;
 }
 
+/** Length of the longest common prefix of two id arrays (memcmp of halves, then the last stretch id by id). */
+export function commonPrefix(a: Uint32Array, b: Uint32Array): number {
+  const n = Math.min(a.length, b.length);
+  const bytes = (x: Uint32Array, from: number, to: number) => Buffer.from(x.buffer, x.byteOffset + from * 4, (to - from) * 4);
+  let lo = 0;
+  let hi = n;
+  // invariant: a[0:lo] == b[0:lo], and a[0:hi] != b[0:hi] unless hi == n
+  if (bytes(a, 0, n).equals(bytes(b, 0, n))) return n;
+  while (hi - lo > 64) {
+    const mid = (lo + hi) >>> 1;
+    if (bytes(a, lo, mid).equals(bytes(b, lo, mid))) lo = mid;
+    else hi = mid;
+  }
+  while (lo < hi && a[lo] === b[lo]) lo++;
+  return lo;
+}
+
 export class IdsDelta {
   readonly #held: LRUCache<string, HeldIds>;
 
@@ -44,19 +61,15 @@ export class IdsDelta {
 
   /**
    * The ids to send for an encode_prompt answer `ids` to params `p` that asked for a delta:
-   * remembers them as the conversation's latest state and returns the offset and the tail.
+   * remembers them as the conversation's latest state (keeping `ids` itself: the caller must not
+   * change it) and returns the offset and the tail.
    */
   apply(p: Record<string, unknown>, ids: Uint32Array): { from: number; tail: Uint32Array } {
     const id = p.conversation_id as string;
     const prefixState = (p.prefix as { state?: unknown } | null | undefined)?.state;
     const held = this.#held.get(id);
-    let from = 0;
-    if (held !== undefined && prefixState !== undefined && held.state === prefixState) {
-      const base = held.ids;
-      const n = Math.min(base.length, ids.length);
-      while (from < n && base[from] === ids[from]) from++;
-    }
-    this.#held.set(id, { state: p.state, ids: ids.slice() });
+    const from = held !== undefined && prefixState !== undefined && held.state === prefixState ? commonPrefix(held.ids, ids) : 0;
+    this.#held.set(id, { state: p.state, ids });
     return { from, tail: ids.subarray(from) };
   }
 

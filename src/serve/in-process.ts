@@ -13,6 +13,13 @@ export function describeEngine(dt: Deltatok, workers: number): Record<string, un
   return { status: "ok", version: VERSION, tokenizer: dt.options.tokenizer, mode: dt.options.mode, renderer: dt.options.renderer, workers };
 }
 
+/** Ids as a plain list for JSON (a loop: Array.from of a typed array goes through its iterator). */
+export function idList(ids: Uint32Array): number[] {
+  const out = new Array<number>(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = ids[i] as number;
+  return out;
+}
+
 /** A prompt request's messages and options, conversation prefixes resolved. */
 function promptRequest(p: Record<string, unknown>, held: ConversationMessages | undefined): { messages: unknown[]; options: PromptOptions } {
   const options = promptOptions(p);
@@ -37,8 +44,8 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
         if (delta !== undefined && IdsDelta.wanted(p)) {
           const d = delta.apply(p, ids);
           out.ids_from = d.from;
-          out.ids = Array.from(d.tail);
-        } else out.ids = Array.from(ids);
+          out.ids = idList(d.tail);
+        } else out.ids = idList(ids);
       }
       return out;
     }

@@ -15,6 +15,7 @@ import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
 import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
+import { idList } from "./in-process.js";
 
 type Call = Exclude<Method, "batch">;
 
@@ -44,7 +45,7 @@ function toResult(r: QueueResult): unknown {
     case "prompt":
       return { count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "ids":
-      return { ids: Array.from(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
+      return { ids: idList(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "trajectory":
       return r.trajectory;
     default:
@@ -81,6 +82,7 @@ export class PoolBackend implements Backend {
           try {
             if (delta !== undefined && r.ok && r.kind === "ids") {
               // ids_delta: against the ids this server answered for the prefix state
+              // the result's ids are this server's own copy (they crossed from the worker)
               const d = this.#delta.apply(delta, r.ids);
               const out = toResult({ ...r, ids: d.tail }) as Record<string, unknown>;
               out.ids_from = d.from;

@@ -48,6 +48,14 @@ _ID_BYTES = 36
 _MESSAGE_OVERHEAD = 96
 
 
+def fingerprints(values: Sequence[Any]) -> List[bytes]:
+    """`fingerprint` of each value (one C call each in the common case)."""
+    try:
+        return [marshal.dumps(v, 2) for v in values]
+    except ValueError:
+        return [fingerprint(v) for v in values]
+
+
 def fingerprint(value: Any) -> bytes:
     """Exact bytes of a JSON-like value: equal bytes mean equal types, values and key order."""
     try:
@@ -176,7 +184,7 @@ class PrefixTable:
 
     def plan(self, messages: Sequence[Any], tools: Any, want_ids: bool) -> Plan:
         """Chooses the conversation this request continues and registers it as its latest state."""
-        fps = [fingerprint(m) for m in messages]
+        fps = fingerprints(messages)
         tools_fp = None if tools is None else fingerprint(tools)
         chain: List[int] = []
         h = 0
@@ -225,7 +233,7 @@ class PrefixTable:
             conv.tools_fp = tools_fp
             conv.ids = None
             conv.ids_state = -1
-            conv.bytes = sum(len(f) for f in fps) + _MESSAGE_OVERHEAD * n + (0 if tools_fp is None else len(tools_fp))
+            conv.bytes = sum(map(len, fps)) + _MESSAGE_OVERHEAD * n + (0 if tools_fp is None else len(tools_fp))
             self._bytes += conv.bytes
             self._index(conv, chain)
             self._evict()
