@@ -45,6 +45,7 @@ for (const kind of ["in-process", "pool"] as const) {
     for (let k = 2, state = 1; k <= convo.length; k += 2, state++) {
       turns.push(k);
       const params: Record<string, unknown> = { conversation_id: "c", state, ids_delta: true, add_generation_prompt: true };
+      if (state % 3 === 0) params.ids_encoding = "base64";
       if (state === 1) params.messages = convo.slice(0, k);
       else Object.assign(params, { prefix: { state: state - 1, length: k - 2 }, messages: convo.slice(k - 2, k) });
       lines.push(state % 2 === 0 ? { id: state, method: "batch", params: { requests: [{ method: "encode_prompt", params }] } } : { id: state, method: "encode_prompt", params });
@@ -60,7 +61,10 @@ for (const kind of ["in-process", "pool"] as const) {
       const r = (i + 1) % 2 === 0 ? ((a.result as { results: Array<{ result: Record<string, unknown> }> }).results[0] as { result: Record<string, unknown> }).result : (a.result as Record<string, unknown>);
       assert.ok(r !== undefined, JSON.stringify(a));
       const from = r.ids_from as number;
-      const tail = r.ids as number[];
+      const raw = r.ids as number[] | string;
+      // base64: little-endian uint32
+      const tail = typeof raw === "string" ? Array.from(new Uint32Array(new Uint8Array(Buffer.from(raw, "base64")).buffer)) : raw;
+      assert.equal(typeof raw === "string", (i + 1) % 3 === 0);
       const ids = held.slice(0, from).concat(tail);
       const want = Array.from(dt.encodePrompt(convo.slice(0, k)));
       assert.deepEqual(ids, want, `turn ${k}`);

@@ -15,7 +15,7 @@ import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
 import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
-import { idList } from "./in-process.js";
+import { encodeIds, idList } from "./in-process.js";
 
 type Call = Exclude<Method, "batch">;
 
@@ -75,18 +75,22 @@ export class PoolBackend implements Backend {
     return new PoolBackend(pool, queue, engine);
   }
 
-  #run(item: QueueItem, delta?: Record<string, unknown>): Promise<unknown> {
+  #run(item: QueueItem, ids?: Record<string, unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       try {
         this.#queue.enqueue(item, (r) => {
           try {
-            if (delta !== undefined && r.ok && r.kind === "ids") {
-              // ids_delta: against the ids this server answered for the prefix state
-              // the result's ids are this server's own copy (they crossed from the worker)
-              const d = this.#delta.apply(delta, r.ids);
-              const out = toResult({ ...r, ids: d.tail }) as Record<string, unknown>;
-              out.ids_from = d.from;
-              out.count = r.count;
+            if (ids !== undefined && r.ok && r.kind === "ids") {
+              const out = toResult(r) as Record<string, unknown>;
+              let tail = r.ids;
+              if (IdsDelta.wanted(ids)) {
+                // ids_delta: against the ids this server answered for the prefix state
+                // (the result's ids are this server's own copy: they crossed from the worker)
+                const d = this.#delta.apply(ids, r.ids);
+                out.ids_from = d.from;
+                tail = d.tail;
+              }
+              out.ids = encodeIds(tail, ids);
               resolve(out);
               return;
             }
@@ -110,7 +114,7 @@ export class PoolBackend implements Backend {
       eachMember(paramsRaw, 0, (m) => {
         if (m.key === "conversation_id") cidRaw = paramsRaw.slice(m.start, m.end);
         else if (m.key === "prefix" || m.key === "state") stateful = true;
-        if (delta !== undefined && (m.key === "prefix" || m.key === "state" || m.key === "ids_delta" || m.key === "conversation_id")) {
+        if (delta !== undefined && (m.key === "prefix" || m.key === "state" || m.key === "ids_delta" || m.key === "conversation_id" || m.key === "ids_encoding")) {
           delta[m.key] = smallJson(paramsRaw.slice(m.start, m.end));
         }
         return true;
@@ -173,8 +177,8 @@ export class PoolBackend implements Backend {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
     if (TOKENIZER_METHODS.has(method)) return this.#tokenizerCall(method as TokenizerMethod, params);
     const item = this.#item(method, params);
-    const delta = method === "encode_prompt" && IdsDelta.wanted(params) ? params : undefined;
-    return item === null ? this.#local(method) : this.#run(item, delta);
+    const ids = method === "encode_prompt" && (IdsDelta.wanted(params) || params.ids_encoding !== undefined) ? params : undefined;
+    return item === null ? this.#local(method) : this.#run(item, ids);
   }
 
   async callRaw(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown> {
@@ -182,7 +186,7 @@ export class PoolBackend implements Backend {
     const delta: Record<string, unknown> | undefined = method === "encode_prompt" ? {} : undefined;
     const item = this.#rawItem(method, paramsRaw, delta);
     if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });
-    return this.#run(item, delta !== undefined && IdsDelta.wanted(delta) ? delta : undefined);
+    return this.#run(item, delta !== undefined && (IdsDelta.wanted(delta) || delta.ids_encoding !== undefined) ? delta : undefined);
   }
 
   async callMany(calls: Array<{ method: Call; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {

@@ -18,7 +18,8 @@
  * - encode_prompt  same params, and ids_delta? → {ids, count, reused, outcome}; with
  *                   `"ids_delta": true` (and conversation_id, state, prefix) → also `ids_from: r`,
  *                   `ids` holding only ids[r:]: the first r ids equal those answered for the
- *                   prefix state (src/serve/ids-delta.ts; r = 0 when that answer is not held)
+ *                   prefix state (src/serve/ids-delta.ts; r = 0 when that answer is not held);
+ *                   `"ids_encoding": "base64"`: `ids` as one base64 string of little-endian uint32
  * - count_message  {message, chat_template?, chat_template_kwargs?, parse_tool_arguments?} → {count}   (OSL)
  * - count_text     {text} → {count}
  * - tokenize_trajectory  same params as count_prompt (add_generation_prompt defaults to false)

@@ -264,12 +264,12 @@ class DeltatokTokenizer:
                     p["tools"] = tools
                 plans.append(simple_plan("render_prompt", p))
             return ChatRequest(plans, lambda out: [o["text"] for o in out] if batched else out[0]["text"])
-        flags = chat_flags(self, padding, truncation, max_length, return_tensors, tokenizer_kwargs)
+        plain = (not return_dict and return_tensors is None and tokenizer_kwargs is None and padding in (False, None, "do_not_pad")
+                 and truncation in (False, None, "do_not_truncate"))
+        flags = None if plain else chat_flags(self, padding, truncation, max_length, return_tensors, tokenizer_kwargs)
         method = "tokenize_trajectory" if return_assistant_tokens_mask else "encode_prompt"
         table = self.client.prefixes
         plans = [prompt_plan(table, method, c, tools, extra, method == "encode_prompt") for c in conversations]
-
-        plain = (not return_dict and return_tensors is None and flags.padding is None and not flags.truncation)
 
         def finish(out: List[Any]) -> Any:
             if plain:
@@ -285,7 +285,7 @@ class DeltatokTokenizer:
                     else:
                         warnings.warn("return_assistant_tokens_mask==True but chat template does not contain `{% generation %}` keyword.")
                         masks.append([0] * len(r))
-            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)
+            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)  # type: ignore[arg-type]
             if return_dict:
                 return BatchEncoding(data, tensor_type=return_tensors, prepend_batch_axis=not batched)
             ids = data["input_ids"]
