@@ -6,7 +6,7 @@
  *                             else the bundled data/tau-bench-airline-20.jsonl
  *   --tokenizer NAME          default qwen3
  *   --template FILE           chat template override
- *   --renderer python|hf-jinja
+ *   --renderer python|hf-jinja   (hf-jinja: in-process suites only; it has no budgets)
  *   --parse-tool-arguments
  *   --conversations N         only the first N conversations
  *   --no-full                 skip the (slow) full-mode baseline
@@ -51,6 +51,10 @@
  *   --warm N                  python: conversations run first, untimed (default 20)
  *   --rounds N                python: rounds, each the library then Python (default 1)
  *   --python PATH             python: the interpreter (default python3)
+ *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
+ *                             replay of the same corpus, each run in a fresh process, alternating
+ *                             rounds (--rounds, default 3); corpora: tau-bench airline and
+ *                             minisweagent top50 (--corpus to override, repeatable)
  *
  *   --suite worker-memory     the V8 heap limit one worker needs: for each limit, a fresh worker
  *                             runs the largest prompt (maxPromptChars), a full cache, or both
@@ -66,13 +70,14 @@ import { dirname } from "node:path";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import type { DeltatokOptions } from "../src/api/options.js";
+import { UNBUDGETED_RENDERER, type DeltatokOptions } from "../src/api/options.js";
 import { replayBench } from "./replay.js";
 import { serialIslChild, workersBench } from "./workers.js";
 import { sidecarBench } from "./sidecar.js";
 import { run as incrementalBench } from "./incremental.js";
 import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
+import { rolloutBench, rolloutChild, type RolloutChildMode } from "./rollout.js";
 import { workerMemoryBench } from "./worker-memory.js";
 import { pythonBench } from "./python.js";
 
@@ -141,6 +146,7 @@ async function main(): Promise<void> {
       svg: { type: "string" },
       rounds: { type: "string" },
       skip: { type: "string" },
+      mode: { type: "string" },
       limits: { type: "string" },
       workloads: { type: "string" },
       warm: { type: "string" },
@@ -150,7 +156,11 @@ async function main(): Promise<void> {
   });
   const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
   if (v.template !== undefined) engine.chatTemplateFile = v.template;
-  if (v.renderer !== undefined) engine.renderer = v.renderer as DeltatokOptions["renderer"];
+  if (v.renderer !== undefined) {
+    engine.renderer = v.renderer as DeltatokOptions["renderer"];
+    // (the benchmarks may compare with the unbudgeted hf-jinja renderer: in process only)
+    if (v.renderer === "hf-jinja") (engine as { [UNBUDGETED_RENDERER]?: boolean })[UNBUDGETED_RENDERER] = true;
+  }
   if (v["cache-mb"] !== undefined) engine.cacheBytes = Number(v["cache-mb"]) * 1024 * 1024;
   const resourceLimits: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number } = {};
   if (v["worker-young-mb"] !== undefined) resourceLimits.maxYoungGenerationSizeMb = Number(v["worker-young-mb"]);
@@ -231,6 +241,19 @@ async function main(): Promise<void> {
         python: v.python ?? "python3",
       });
       break;
+    case "rollout": {
+      const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";
+      const dflt = existsSync(SHARED_TAU) && existsSync(top50) ? [SHARED_TAU, top50] : [BUNDLED];
+      const args = childArgs("rollout-child", v).filter((_a, i, all) => all[i] !== "--corpus" && all[i - 1] !== "--corpus");
+      result = await rolloutBench({ corpora: v.corpus ?? dflt, rounds: Number(v.rounds ?? 3), childArgs: args });
+      break;
+    }
+    case "rollout-child": {
+      const mode = v.mode as RolloutChildMode;
+      if (mode !== "isl" && mode !== "rollout" && mode !== "rollout-sampled") throw new Error(`--mode must be isl, rollout or rollout-sampled, got ${String(v.mode)}`);
+      process.stdout.write(JSON.stringify(await rolloutChild(corpus, mode, engine, v["parse-tool-arguments"])));
+      return;
+    }
     default:
       throw new Error(`unknown suite ${suite}`);
   }

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
+import { UNBUDGETED_RENDERER, type DeltatokOptions } from "../src/api/options.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { parseCorpusLine, type Conversation } from "../src/corpus/corpus.js";
 import { toDeltatokError } from "../src/errors.js";
@@ -84,7 +85,9 @@ async function main(): Promise<void> {
       date: "2026-11-30",
       renderer: v.renderer as RendererKind,
       cacheBytes: 1 << 30,
-    });
+      // (the unbudgeted hf-jinja renderer, for comparison)
+      [UNBUDGETED_RENDERER]: v.renderer === "hf-jinja",
+    } as DeltatokOptions);
     const convs = new Map<string, Conversation>();
     for (const c of readJsonl(join(SHARED, "trajectories", `${corpusName}.jsonl`), (l, i) => {
       const r = parseCorpusLine(l, i, pythonJsonParser);

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   DT_INVALID_KWARGS: "chat_template_kwargs is not an object of JSON data",
   DT_INVALID_DATE: "a date is not a valid YYYY-MM-DD calendar date",
   DT_LONE_SURROGATE: "a string contains a lone UTF-16 surrogate, which has no UTF-8 encoding",
+  DT_INVALID_SAMPLED_IDS: "an assistant message's sampled_ids / sampled_logprobs are not token ids of the tokenizer, not numbers, or of unequal lengths",
   DT_INPUT_TOO_LARGE: "a prompt, message, text or corpus line is larger than the configured limit",
   // ---- template ----------------------------------------------------------------------------
   DT_TEMPLATE_SYNTAX: "the chat template does not parse",

@@ -55,6 +55,7 @@ const MODES: Mode[] = [
   { name: "replay on 2 workers", args: ["replay", "--no-osl", "--workers", "2"] },
   { name: "render", args: ["render"] },
   { name: "tokenize", args: ["tokenize"] },
+  { name: "rollout", args: ["rollout"] },
   { name: "verify", args: ["verify"], progress: true },
 ];
 

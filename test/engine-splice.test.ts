@@ -162,15 +162,17 @@ test("a growing conversation keeps one track and extends it in place", () => {
   check(engine, render(msgs), chainOf(msgs.length), true, true);
 });
 
-test("the margin counts from the boundary token's start: a shared turn is reused when the next one diverges at once", () => {
-  // P and N share the system turn, "\n<|im_start|>user\n" and nothing more. "<|im_end|>" ends 18
-  // characters before the common prefix does: fewer than the longest raw added token (20), but
-  // its start is 28 characters back, so the scan decided it on shared text alone.
+test("a cut near the end of the shared text is taken when the scan provably decided it on shared text", () => {
+  // P and N share the system turn and "\n<|im_start|>user\n", nothing more. "<|im_end|>" starts
+  // 28 characters before the common prefix ends, more than the longest raw added token (20): safe
+  // by the length bound. "<|im_start|>" starts only 17 before it, but no raw token can start at any
+  // of the positions from there on and reach past the shared text (the trie walk from each stops
+  // inside it), so that cut is safe too and the engine takes it.
   const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
   const system = turn("system", "You are a careful assistant. ".repeat(20));
   check(engine, system + turn("user", "Hello there") + GEN, chainOf(2));
   const r = check(engine, system + turn("user", "Good morning") + GEN, [chainOf(1)[0] as bigint, 99n]); // same first message
   assert.equal(r.outcome, "partial");
-  const through = enc.encodeWhole(system.slice(0, -1)).length; // the system turn up to and including <|im_end|>
+  const through = enc.encodeWhole(system + "<|im_start|>").length; // through the user turn's <|im_start|>
   assert.equal(r.reused, through);
 });

@@ -10,7 +10,7 @@
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { loadTokenizer, selectTemplate, shownFile, type LoadedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
-import { createRenderer, type ChatRenderer, type MarkedRender, type RenderWork } from "../render/renderer.js";
+import { createRenderer, type ChatRenderer, type MarkedRender, type PreviousRender, type RenderWork } from "../render/renderer.js";
 import { OffsetMapper } from "../tokenize/offsets.js";
 import { assembleTrajectory, type Trajectory } from "./trajectory.js";
 import { parseToolArguments, readDocuments, readKwargs, readMessage, readMessages, readTools, type JsonParser } from "../render/messages.js";
@@ -27,10 +27,14 @@ import {
   type MessageOptions,
   type PromptOptions,
   type ResolvedOptions,
+  type RolloutOptions,
 } from "./options.js";
 import { pythonJsonParser } from "./json.js";
 import { continueField, cutAtFinalMessage, markFinalMessage } from "./continue.js";
 import { Vocabulary, type DecodeOptions, type TokenizerInfo } from "./vocabulary.js";
+import type { Pipeline, Prepared } from "./pipeline.js";
+import { buildRollout, readSampled, withoutSampled, type Rollout } from "./rollout.js";
+import { CachedRolloutHost, WholeRolloutHost } from "./rollout-host.js";
 
 /** Result of {@link Deltatok.tokenizePrompt}. */
 export interface PromptResult {
@@ -54,33 +58,23 @@ export interface DeltatokStats extends EngineStats {
   /**
    * Incremental rendering work (always present in Deltatok.stats(); optional for aggregators
    * built before it existed): units / iterations reused and executed, observations checked,
-   * whole-value observations and fallbacks.
+   * whole-value observations and fallbacks, and `trackingBudget`: incremental renders done
+   * whole (fallback reason `tracking_budget`) because their tracking state would pass
+   * `templateBudget.maxTrackBytes`.
    */
   render?: RenderWork;
 }
 
 function emptyWork(): RenderWork {
-  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0 };
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0, trackingBudget: 0 };
 }
 
 const TEMPLATE_CACHE_MAX = 32;
 /** Compiled templates (and compile failures) kept: at most TEMPLATE_CACHE_MAX, and this many characters of source. */
 const TEMPLATE_CACHE_CHARS = 16 * 1024 * 1024;
 
-/** A validated request, ready to render. */
-interface Prepared {
-  readonly renderer: ChatRenderer;
-  readonly vars: Record<string, unknown>;
-  readonly now: Date;
-  /** Cache key: everything besides the messages that shapes the render. */
-  readonly key: bigint;
-  /** content versions of vars.messages' items (readMessages; -1 where parse_tool_arguments copied) */
-  readonly versions: number[];
-  /** The messages as validation read them (snapshots, before parse_tool_arguments). */
-  readonly messages: readonly unknown[];
-  /** With continue_final_message: the final message's text, where the render is cut (api/continue.ts). */
-  readonly final: string | null;
-}
+/** Per tokenizer object: whether an id is one of its tokens (rollouts validate sampled ids). */
+const VOCABULARIES = new WeakMap<object, (id: number) => boolean>();
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
 
@@ -444,6 +438,100 @@ export class Deltatok {
     return g;
   }
 
+  /**
+   * An RL rollout: the training sequences of a multi-turn conversation whose assistant messages
+   * may carry the ids the server sampled (`sampled_ids`, `sampled_logprobs`), split where the
+   * template rewrites history, with drift between sampled and canonical ids (api/rollout.ts has
+   * the definitions). Costs what each turn appended, as countPrompt does.
+   */
+  tokenizeRollout(messages: readonly unknown[], options?: RolloutOptions): Rollout {
+    try {
+      const p = checkPromptOptions(options, "tokenizeRollout");
+      // read once (snapshots); each turn then slices the same copies without the sampled fields
+      const limits = { maxPromptChars: this.#opts.maxPromptChars };
+      const read = readMessages(messages, limits);
+      const sampled = readSampled(read, this.#inVocabulary());
+      // the copies without sampled fields, read once more for their content versions: every
+      // turn then renders slices of the same objects without validating them again
+      const versions: number[] = [];
+      const plain = readMessages(withoutSampled(read, sampled), limits, "messages", versions);
+      const assistant: number[] = [];
+      for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
+      const pipe = this.#pipeline();
+      // the options' data read once too
+      const limit = this.#opts.maxPromptChars;
+      const o: PromptOptions = { ...p, tools: readTools(p.tools, limit), documents: readDocuments(p.documents, limit), chat_template_kwargs: readKwargs(p.chat_template_kwargs, limit) };
+      const host = pipe.reusesIds ? new CachedRolloutHost(pipe, plain, o, versions) : new WholeRolloutHost(pipe, plain, o, versions);
+      return buildRollout(host, assistant, sampled);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once per tokenizer. */
+  #inVocabulary(): (id: number) => boolean {
+    const tok = this.#loaded.tokenizer;
+    let f = VOCABULARIES.get(tok);
+    if (f === undefined) {
+      const ids = [...tok.get_vocab(true).values()];
+      let max = 0;
+      for (const id of ids) if (id > max) max = id;
+      const known = new Uint8Array(max + 1);
+      for (const id of ids) known[id] = 1;
+      f = (id) => id <= max && known[id] === 1;
+      VOCABULARIES.set(tok, f);
+    }
+    return f;
+  }
+
+  /** The pipeline's steps for api/ modules (rollouts). */
+  #pipeline(): Pipeline {
+    const reusesIds = this.#opts.mode === "incremental" && this.#opts.storeIds;
+    return {
+      reusesIds,
+      engine: this.#engine,
+      encoder: this.#encoder,
+      prepare: (messages, p, versions) => this.#prepare(messages, p, versions ?? false),
+      tokenizeCached: (prepared, messages, withIds) => {
+        const chain = this.#chains.chain(prepared.key, messages);
+        const found = this.#engine.lookup(chain);
+        const rendered =
+          this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined ? this.#renderIncremental(prepared, found) : wholeText(this.#render(prepared));
+        const t0 = performance.now();
+        try {
+          return this.#engine.tokenize(rendered, chain, withIds, found);
+        } finally {
+          this.#tokenizeMs += performance.now() - t0;
+        }
+      },
+      render: (prepared) => this.#render(prepared),
+      renderMarked: (prepared) => {
+        const renderer = prepared.renderer;
+        if (renderer.renderMarked === undefined) {
+          throw new DeltatokError("DT_INVALID_OPTION", `this needs the python renderer (this engine uses ${renderer.kind})`, { path: "options.renderer" });
+        }
+        const t0 = performance.now();
+        try {
+          return renderer.renderMarked(prepared.vars, prepared.now);
+        } finally {
+          this.#renderMs += performance.now() - t0;
+        }
+      },
+      renderAgainst: (prepared, prev: PreviousRender | null) => {
+        if (!this.#opts.incrementalRender || prepared.renderer.renderIncremental === undefined || prev === null) return wholeText(this.#render(prepared));
+        return this.#renderIncrementalFrom(prepared, prev);
+      },
+      lookup: (prepared, messages) => this.#engine.lookup(this.#chains.chain(prepared.key, messages)),
+      chain: (key, messages) => this.#chains.chain(key, messages),
+      generationPrompt: (p) => this.#generationPrompt(p),
+      decode: (ids) => this.#loaded.tokenizer.decode(Array.from(ids)),
+      inVocabulary: this.#inVocabulary(),
+      chargeTokenize: (ms) => {
+        this.#tokenizeMs += ms;
+      },
+    };
+  }
+
   /** Cache and work counters. */
   stats(): DeltatokStats {
     return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work } };
@@ -459,14 +547,21 @@ export class Deltatok {
    * Validation reads the caller's values once and the render uses what it read (snapshots);
    * `snapshots`: `messages` are snapshots already (built here, e.g. a countMessage request).
    */
-  #prepare(messages: readonly unknown[], p: PromptOptions, snapshots = false): Prepared {
+  /**
+   * `snapshots`: false to read `messages` (validating them), true when they are snapshots read
+   * already (versions unknown), or their content versions when the caller read them itself —
+   * and then the options' tools, documents and kwargs are snapshots read already too.
+   */
+  #prepare(messages: readonly unknown[], p: PromptOptions, snapshots: boolean | readonly number[] = false): Prepared {
     const limit = this.#opts.maxPromptChars;
-    const versions: number[] = [];
-    const snap = snapshots ? messages : readMessages(messages, { maxPromptChars: limit }, "messages", versions);
-    if (snapshots) for (let i = 0; i < snap.length; i++) versions.push(-1);
-    const tools = readTools(p.tools, limit);
-    const documents = readDocuments(p.documents, limit);
-    const kwargs = readKwargs(p.chat_template_kwargs, limit);
+    let versions: number[] = [];
+    const snap = snapshots === false ? readMessages(messages, { maxPromptChars: limit }, "messages", versions) : messages;
+    if (snapshots === true) for (let i = 0; i < snap.length; i++) versions.push(-1);
+    else if (snapshots !== false) versions = snapshots.slice(0, snap.length);
+    const read = Array.isArray(snapshots);
+    const tools = read ? ((p.tools ?? null) as unknown[] | null) : readTools(p.tools, limit);
+    const documents = read ? ((p.documents ?? null) as unknown[] | null) : readDocuments(p.documents, limit);
+    const kwargs = read ? ((p.chat_template_kwargs ?? null) as Record<string, unknown> | null) : readKwargs(p.chat_template_kwargs, limit);
     if (kwargs !== null) {
       for (const k of RESERVED_TEMPLATE_KEYS) {
         if (Object.hasOwn(kwargs, k)) {
@@ -536,10 +631,14 @@ export class Deltatok {
 
   /** Renders reusing the previous render of the conversation the engine found (if any). */
   #renderIncremental(p: Prepared, found: Found | undefined): Rendered {
+    return this.#renderIncrementalFrom(p, found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments });
+  }
+
+  /** Renders reusing `prev`, any earlier render of the same template (replay checks every observation). */
+  #renderIncrementalFrom(p: Prepared, prev: PreviousRender | null): Rendered {
     const t0 = performance.now();
     let r;
     try {
-      const prev = found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments };
       r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev, { messageVersions: p.versions });
     } finally {
       this.#renderMs += performance.now() - t0;
@@ -553,6 +652,7 @@ export class Deltatok {
     w.wholeObservations += r.work.wholeObservations;
     w.fallbacks += r.work.fallbacks;
     w.unchangedItems += r.work.unchangedItems;
+    w.trackingBudget += r.work.trackingBudget;
     let length = 0;
     for (const s of r.segments) length += s.length;
     if (length > this.#opts.maxPromptChars * 4) {
@@ -566,7 +666,7 @@ export class Deltatok {
     let r = this.#renderers.get(source);
     if (r === undefined) {
       try {
-        r = createRenderer(this.#opts.renderer, source);
+        r = createRenderer(this.#opts.renderer, source, this.#opts.templateBudget);
       } catch (e) {
         r = toDeltatokError(e);
       }

@@ -3,6 +3,65 @@
  */
 import { DeltatokError } from "../errors.js";
 import type { RendererKind } from "../render/renderer.js";
+import { DEFAULT_BUDGET } from "../template/index.js";
+
+/**
+ * Limits of one chat-template render (DESIGN.md, "Budgets"). A render past one fails with
+ * DT_TEMPLATE_BUDGET (that request only); the tracking bound instead renders whole. Defaults are
+ * far above what real templates use (measured: `node dist/scripts/budget-measure.js`).
+ */
+export interface TemplateBudgetOptions {
+  /**
+   * Evaluation steps: statements, loop iterations, calls, per-item work of filters.
+   * @defaultValue 50000000
+   */
+  maxSteps?: number;
+  /**
+   * The build budget: the total size of everything one render builds — its output and every
+   * string, list, dict or big int it makes, charged before it is made, including what it then
+   * drops — in units of one UTF-16 code unit (≤ 2 bytes); a list item counts 16, a dict entry 48.
+   * So a render allocates at most about 2 bytes × this. Real templates charge 2–15 units per
+   * character they render; the largest prompt accepted by default (16 M characters) stays under
+   * 94 M units with every template measured.
+   * @defaultValue 134217728 (128 Mi units ≈ 256 MiB)
+   */
+  maxBuildUnits?: number;
+  /**
+   * Largest single string (output or intermediate value), in UTF-16 units; a list may hold a
+   * sixteenth as many items.
+   * @defaultValue 268435456
+   */
+  maxOutputChars?: number;
+  /**
+   * Deepest nesting of macro calls and recursive loops (where CPython's recursion limit stops
+   * Python's Jinja2 at its default, as RecursionError).
+   * @defaultValue 198
+   */
+  maxDepth?: number;
+  /**
+   * Incremental renders: the tracking state one render may add (records of what it read,
+   * estimated bytes). Past it the render is done whole, untracked — the same output — and counted
+   * in `stats().render.trackingBudget` (fallback reason `tracking_budget`); that conversation's
+   * later renders are whole too.
+   * @defaultValue 33554432 (32 MiB)
+   */
+  maxTrackBytes?: number;
+}
+
+/**
+ * @internal The benchmarks' way to the unbudgeted hf-jinja renderer: an options object carrying
+ * this key set to true may name `renderer: "hf-jinja"`. Not exported by the package.
+ */
+export const UNBUDGETED_RENDERER: unique symbol = Symbol("deltatok.unbudgeted-renderer");
+
+/** Upper limits of the template budget options (past them one render could outgrow the heap). */
+const BUDGET_MAX: Readonly<Required<TemplateBudgetOptions>> = Object.freeze({
+  maxSteps: 10_000_000_000,
+  maxBuildUnits: 1024 * 1024 * 1024,
+  maxOutputChars: 512 * 1024 * 1024,
+  maxDepth: 10_000,
+  maxTrackBytes: 1024 * 1024 * 1024,
+});
 
 /** Options of {@link Deltatok.create}. */
 export interface DeltatokOptions {
@@ -49,8 +108,10 @@ export interface DeltatokOptions {
    */
   maxPromptChars?: number;
   /**
-   * Template renderer. `python` renders exactly as transformers (Python Jinja2); `hf-jinja` uses
-   * @huggingface/jinja, which differs from Python on some inputs.
+   * Template renderer: `python` renders exactly as transformers (Python Jinja2), within
+   * `templateBudget`. `hf-jinja` (@huggingface/jinja, which differs from Python on some inputs
+   * and has no budgets: a hostile template could exhaust the heap) is kept for comparison
+   * benchmarks only and refused here with DT_INVALID_OPTION (DESIGN.md, "Budgets").
    * @defaultValue "python"
    */
   renderer?: RendererKind;
@@ -62,6 +123,8 @@ export interface DeltatokOptions {
    * @defaultValue true
    */
   incrementalRender?: boolean;
+  /** Limits of each template render (every field optional). */
+  templateBudget?: TemplateBudgetOptions;
 }
 
 /** Per-request options. Names follow transformers' `apply_chat_template`. */
@@ -95,6 +158,9 @@ export interface PromptOptions {
   continue_final_message?: boolean | string;
 }
 
+/** Options of a rollout: a prompt's, without add_generation_prompt (prompts have it, completions do not). */
+export type RolloutOptions = Omit<PromptOptions, "add_generation_prompt">;
+
 /** Per-request options of OSL counting (no tools: the definition renders without them). */
 export type MessageOptions = Pick<PromptOptions, "chat_template" | "chat_template_kwargs" | "parse_tool_arguments">;
 
@@ -110,6 +176,7 @@ export interface ResolvedOptions {
   readonly maxPromptChars: number;
   readonly renderer: RendererKind;
   readonly incrementalRender: boolean;
+  readonly templateBudget: Readonly<Required<TemplateBudgetOptions>>;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -141,6 +208,7 @@ const ENGINE_KEYS = {
   maxPromptChars: true,
   renderer: true,
   incrementalRender: true,
+  templateBudget: true,
 } as const satisfies Record<keyof Required<DeltatokOptions>, true>;
 const PROMPT_KEYS = {
   tools: true,
@@ -266,6 +334,17 @@ const MESSAGE_SET: OptionSet = {
   },
 };
 
+const ROLLOUT_SET: OptionSet = {
+  where: "tokenizeRollout",
+  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message"),
+  prefix: "",
+  elsewhere: PROMPT_ELSEWHERE,
+  notHere: {
+    add_generation_prompt: "a rollout's prompts have the generation prompt and its completions do not",
+    continue_final_message: "a rollout's completions are whole assistant messages",
+  },
+};
+
 /** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
 function isList(v: unknown, where: string): boolean {
   try {
@@ -321,12 +400,31 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
     throw optionError("maxPromptChars", `must be a positive integer, got ${String(maxPromptChars)}`);
   }
   const renderer = o.renderer ?? DEFAULTS.renderer;
+  if (renderer === "hf-jinja" && (o as { [UNBUDGETED_RENDERER]?: unknown })[UNBUDGETED_RENDERER] !== true) {
+    throw optionError("renderer", `"hf-jinja" has no template budgets and is kept for benchmarks only; use "python"`);
+  }
   if (renderer !== "python" && renderer !== "hf-jinja") {
-    throw optionError("renderer", `must be "python" or "hf-jinja", got ${String(renderer)}`);
+    throw optionError("renderer", `must be "python", got ${String(renderer)}`);
   }
   const incrementalRender = o.incrementalRender ?? DEFAULTS.incrementalRender;
   if (typeof incrementalRender !== "boolean") throw optionError("incrementalRender", "must be a boolean");
-  return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer, incrementalRender });
+  const templateBudget = resolveBudget(o.templateBudget);
+  return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer, incrementalRender, templateBudget });
+}
+
+function resolveBudget(b: TemplateBudgetOptions | undefined): Readonly<Required<TemplateBudgetOptions>> {
+  if (b === undefined) return DEFAULT_BUDGET;
+  if (typeof b !== "object" || b === null || Array.isArray(b)) throw optionError("templateBudget", "must be an object");
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(BUDGET_MAX) as Array<keyof TemplateBudgetOptions>) {
+    const v = b[k] ?? DEFAULT_BUDGET[k];
+    const max = BUDGET_MAX[k];
+    if (!Number.isSafeInteger(v) || v < 1 || v > max) throw optionError(`templateBudget.${k}`, `must be an integer from 1 to ${max}, got ${String(v)}`);
+    out[k] = v;
+  }
+  const unknown = Object.keys(b).filter((k) => !(k in BUDGET_MAX));
+  if (unknown.length > 0) throw optionError(`templateBudget.${unknown[0] as string}`, "is not a template budget option");
+  return Object.freeze(out as Required<TemplateBudgetOptions>);
 }
 
 /**
@@ -339,7 +437,7 @@ export function checkPromptOptions(p: PromptOptions | undefined, method = "count
   if (typeof p !== "object" || p === null || isList(p, method)) {
     throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object, got ${p === null ? "null" : typeof p === "object" ? "a list" : typeof p}`);
   }
-  const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : promptSet(method)) as PromptOptions;
+  const o = readOptions(p, method === "countMessage" ? MESSAGE_SET : method === "tokenizeRollout" ? ROLLOUT_SET : promptSet(method)) as PromptOptions;
   if (o.add_generation_prompt !== undefined && typeof o.add_generation_prompt !== "boolean") {
     throw new DeltatokError("DT_INVALID_OPTION", "add_generation_prompt must be a boolean", { path: "add_generation_prompt" });
   }

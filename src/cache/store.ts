@@ -99,7 +99,7 @@ export class ConversationStore {
    * extends that snapshot's messages, the snapshot is replaced in place; otherwise a new lineage
    * starts. Every chain hash of the request not yet registered points at the result.
    */
-  commit(snapshot: Snapshot, from: Found | undefined): void {
+  commit(snapshot: Snapshot, from: Found | undefined): Found {
     const chain = snapshot.chain;
     let lineage: Lineage;
     let firstNew: number;
@@ -122,6 +122,7 @@ export class ConversationStore {
     }
     this.#lineages.set(lineage.id, lineage);
     if (!this.#lineages.has(lineage.id)) this.#dropAliases(lineage); // larger than the whole cache
+    return { lineage, snapshot, sharedMessages: chain.length };
   }
 
   clear(): void {

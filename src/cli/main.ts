@@ -19,6 +19,8 @@ import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
 import { verifyCorpus } from "./verify.js";
 import { tokenizeCorpus } from "./tokenize.js";
+import { rolloutCorpus } from "./rollout.js";
+import { checkTable, checkTemplate } from "./check-template.js";
 import { runServe } from "./serve.js";
 import { PoolBackend } from "../serve/pool-backend.js";
 import { runDemo } from "./demo.js";
@@ -33,6 +35,8 @@ Usage:
   deltatok render <corpus.jsonl> [options]   rendered-text hashes of every request (JSONL out)
   deltatok verify <corpus.jsonl> [options]   incremental vs full on every request; exit 1 on any difference
   deltatok tokenize <corpus.jsonl> --out F   RL trajectories: ids, message spans, assistant mask
+  deltatok rollout <corpus.jsonl> [options]  RL rollouts: training sequences from prompts and sampled ids
+  deltatok check-template [corpus.jsonl]     does the template keep the token prefix from turn to turn?
   deltatok serve [options]                   sidecar: JSON lines on stdio (and HTTP with --port)
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
@@ -49,7 +53,7 @@ Options:
   --date YYYY-MM-DD            date seen by strftime_now (default: today)
   --parse-tool-arguments       parse JSON-string tool-call arguments into objects first
   --mode incremental|full      reuse cached prefixes, or re-render+re-tokenize everything
-  --renderer python|hf-jinja   template renderer (default python: exactly transformers)
+  --renderer python            template renderer: python, the only one (exactly transformers)
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
@@ -67,7 +71,7 @@ Options:
   --allow-host NAME[:PORT]     serve: also accept this Host header (a proxy passing its name);
                                repeatable
   --max-diffs N                verify: differences listed in the summary (default 20)
-  --format jsonl|binary        tokenize: output format (default jsonl; binary needs --out)
+  --format jsonl|binary        tokenize, rollout: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
   --counts-only                keep no token ids in the cache
@@ -137,7 +141,8 @@ function engineOptions(v: Values): DeltatokOptions {
     o.mode = v.mode;
   }
   if (v.renderer !== undefined) {
-    if (v.renderer !== "python" && v.renderer !== "hf-jinja") throw new UsageError(`--renderer must be python or hf-jinja, got ${v.renderer}`);
+    if (v.renderer === "hf-jinja") throw new UsageError("--renderer hf-jinja is kept for benchmarks only (@huggingface/jinja has no budgets): use python");
+    if (v.renderer !== "python") throw new UsageError(`--renderer must be python, got ${v.renderer}`);
     o.renderer = v.renderer;
   }
   if (v["counts-only"] === true) o.storeIds = false;
@@ -346,6 +351,43 @@ async function cmdTokenize(file: string, v: Values, control: RunControl): Promis
   return finishCommand("tokenize", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
+async function cmdRollout(file: string, v: Values, control: RunControl): Promise<number> {
+  const kwargs = kwargsFlag(v);
+  const format = v.format ?? "jsonl";
+  if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
+  if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
+  const { dt } = await loadEngine(v);
+  const summary = await rolloutCorpus(dt, file, v.out, {
+    chatTemplateKwargs: kwargs,
+    parseToolArguments: v["parse-tool-arguments"] === true,
+    format,
+    progress: progressFlag(v),
+    signal: control.signal,
+  });
+  if (summary.stopped === undefined) control.finish();
+  await writeSummary(v, summary);
+  return finishCommand("rollout", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
+}
+
+async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
+  const { dt } = await loadEngine(v);
+  const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`);
+  if (file !== undefined) {
+    check.corpus = await rolloutCorpus(dt, file, "/dev/null", {
+      signal: undefined,
+      chatTemplateKwargs: kwargsFlag(v),
+      parseToolArguments: v["parse-tool-arguments"] === true,
+      format: "jsonl",
+      progress: progressFlag(v),
+    });
+  }
+  const json = JSON.stringify(check, null, 2) + "\n";
+  if (v.out !== undefined) await writeFile(v.out, json);
+  else process.stdout.write(json);
+  process.stderr.write(checkTable(check));
+  return 0;
+}
+
 /**
  * `deltatok serve`'s worker threads when --workers is not given, from the CPUs this process may
  * use. A sidecar shares the machine with the harness that calls it, and a pooled request pays a
@@ -418,6 +460,13 @@ export async function main(argv: string[], control: RunControl = new RunControl(
         if (rest.length !== 1) throw new UsageError("tokenize takes exactly one corpus file");
         control.install();
         return await cmdTokenize(rest[0] as string, v, control);
+      case "check-template":
+        if (rest.length > 1) throw new UsageError("check-template takes at most one corpus file");
+        return await cmdCheckTemplate(rest[0], v);
+      case "rollout":
+        if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
+        control.install();
+        return await cmdRollout(rest[0] as string, v, control);
       case "serve":
         if (rest.length !== 0) throw new UsageError("serve takes no file");
         return await cmdServe(v);

@@ -45,7 +45,7 @@ export async function writeFile(path: string, data: string): Promise<void> {
 }
 
 /** Waits for `event` on `s`; a stream error while waiting is DT_OUTPUT_UNWRITABLE. */
-async function settle(s: Writable, event: string, path: string): Promise<void> {
+export async function settle(s: Writable, event: string, path: string): Promise<void> {
   try {
     await once(s, event);
   } catch (e) {

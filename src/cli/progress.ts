@@ -2,7 +2,8 @@
 export class Progress {
   readonly #enabled: boolean;
   readonly #intervalMs: number;
-  #last = 0;
+  /** when the last line was shown (never yet: the first tick always shows) */
+  #last = Number.NEGATIVE_INFINITY;
   #shown = false;
 
   constructor(enabled: boolean | undefined, intervalMs = 1000) {

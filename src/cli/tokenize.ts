@@ -19,14 +19,13 @@
  *   last 8 bytes   uint64 little-endian: byte offset of the index
  * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
  */
-import type { WriteStream } from "node:fs";
-import { once } from "node:events";
+import { BinaryFile } from "./binary.js";
 import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
 import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
-import { JsonlWriter, openOutputStream } from "./output.js";
+import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
@@ -58,48 +57,28 @@ export interface TokenizeSummary {
 }
 
 class BinaryWriter {
-  readonly #out: WriteStream;
-  #offset = 0;
-  readonly #index: Array<Record<string, unknown>> = [];
+  readonly #file: BinaryFile;
 
   constructor(path: string) {
-    this.#out = openOutputStream(path);
-  }
-
-  async #write(buf: Uint8Array): Promise<void> {
-    this.#offset += buf.byteLength;
-    if (!this.#out.write(buf)) await once(this.#out, "drain");
+    this.#file = new BinaryFile(path, "DTOKBIN1");
   }
 
   async start(): Promise<void> {
-    await this.#write(new TextEncoder().encode("DTOKBIN1"));
+    await this.#file.start();
   }
 
   async record(id: string, t: Trajectory): Promise<void> {
-    const offset = this.#offset;
-    const ids = new Uint8Array(t.count * 4);
-    const view = new DataView(ids.buffer);
-    for (let i = 0; i < t.count; i++) view.setUint32(i * 4, t.ids[i] as number, true);
-    await this.#write(ids);
-    const maskOffset = this.#offset;
-    const padded = new Uint8Array((t.count + 3) & ~3);
-    padded.set(t.assistantMask);
-    await this.#write(padded);
-    this.#index.push({ id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact });
+    const offset = await this.#file.u32(t.ids);
+    const maskOffset = await this.#file.bytes(t.assistantMask);
+    this.#file.index.push({ id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact });
   }
 
   error(entry: Record<string, unknown>): void {
-    this.#index.push(entry);
+    this.#file.index.push(entry);
   }
 
   async finish(tokenizer: string): Promise<void> {
-    const at = this.#offset;
-    await this.#write(new TextEncoder().encode(JSON.stringify({ format: "deltatok-tokens", version: 1, tokenizer, records: this.#index })));
-    const tail = new Uint8Array(8);
-    new DataView(tail.buffer).setBigUint64(0, BigInt(at), true);
-    await this.#write(tail);
-    this.#out.end();
-    await once(this.#out, "close");
+    await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer });
   }
 }
 

@@ -88,6 +88,30 @@ export function wholeText(text: string): Rendered {
   return { segments: [text], reusedSegments: 0, trace: null, traceBytes: 0 };
 }
 
+/** What the last `tokenize` call stored, and the snapshot whose ids it reused. */
+export interface LastCommit {
+  /** The snapshot committed for the request (its track holds the request's ids, unless counts-only). */
+  readonly snapshot: Snapshot;
+  /** Where it was committed (for continuing it: continuation / commitContinuation). */
+  readonly found: Found;
+  /** The cached snapshot whose first `reused` ids the request's ids start with, or null. */
+  readonly base: Snapshot | null;
+  readonly reused: number;
+}
+
+/** Ids of `text[:shared] + tail` for a snapshot's text: the snapshot's first `before` ids, then `ids`. */
+export interface Continuation {
+  readonly before: number;
+  readonly ids: Uint32Array;
+  /** Cut points of the continuation's own part: absolute character offsets and token counts. */
+  readonly bounds: { readonly ends: Uint32Array; readonly tokenCounts: Uint32Array };
+  /** The snapshot continued, and how many of its cut points the continuation keeps. */
+  readonly from: Found;
+  readonly keptBounds: number;
+  /** Cut-point ids of the continuation's own part (for committing it). */
+  readonly boundIds: Uint32Array;
+}
+
 export class IncrementalEngine {
   readonly #enc: TokenEncoder;
   readonly #store: ConversationStore;
@@ -100,6 +124,7 @@ export class IncrementalEngine {
   #fallbacks: Record<FallbackReason, number> = { no_safe_boundary: 0, seam_mismatch: 0, ids_not_stored: 0 };
   #reused = 0;
   #encoded = 0;
+  #last: LastCommit | null = null;
 
   constructor(encoder: TokenEncoder, options: EngineOptions) {
     this.#enc = encoder;
@@ -132,7 +157,8 @@ export class IncrementalEngine {
       this.#hits++;
       this.#reused += prev.count;
       const track = continues ? prev.track : prev.track.fork(prev.count, prev.nBounds, prev.track.ids !== null);
-      this.#store.commit(this.#snapshot(r, length, track, prev.count, prev.nBounds, chain), found);
+      const snap = this.#snapshot(r, length, track, prev.count, prev.nBounds, chain);
+      this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: prev, reused: prev.count };
       const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, prev.count) : null;
       return { count: prev.count, ids, reused: prev.count, outcome: "hit" };
     }
@@ -162,9 +188,80 @@ export class IncrementalEngine {
     this.#partial++;
     this.#reused += before;
     this.#encoded += added;
-    this.#store.commit(this.#snapshot(r, length, track, count, track.bounds.ends.length, chain), found);
+    const snap = this.#snapshot(r, length, track, count, track.bounds.ends.length, chain);
+    this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: prev, reused: before };
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     return { count, ids, reused: before, outcome: "partial" };
+  }
+
+  /**
+   * What the last `tokenize` call committed. Valid until the next call changes the store (a
+   * continuation of the same lineage rewrites the track past its reused prefix).
+   */
+  get last(): LastCommit | null {
+    return this.#last;
+  }
+
+  /**
+   * Token ids of `text(from)[:shared] + tail` without storing anything: the snapshot's ids up to
+   * its last cut that is safe for a text sharing its first `shared` characters (the reuse
+   * invariant), then `tail`'s part encoded from that cut. With no safe cut, or a counts-only
+   * snapshot, the whole text is encoded (`before` = 0). Costs what follows the cut.
+   */
+  continuation(from: Found, shared: number, tail: string): Continuation {
+    const snapshot = from.snapshot;
+    const b = snapshot.track.ids === null ? -1 : this.#lastSafeCut(snapshot, shared);
+    const cut = b < 0 ? 0 : (snapshot.track.bounds.ends.data[b] as number);
+    const before = b < 0 ? 0 : (snapshot.track.bounds.tokenCounts.data[b] as number);
+    const seam = b < 0 ? null : (snapshot.track.bounds.ids.data[b] as number);
+    const text = textRange(snapshot.segments, cut, shared) + tail;
+    const ids = new U32List(Math.max(64, text.length >> 2));
+    const bounds = newBoundaries(16);
+    try {
+      this.#enc.encodeFrom(text, 0, seam, before, ids, bounds, cut);
+    } catch (e) {
+      if (!(e instanceof SeamError)) throw e;
+      // the tokenizer broke the seam invariant: encode the whole text, keep no cut
+      this.#fallbacks.seam_mismatch++;
+      const whole = Uint32Array.from(this.#enc.encodeWhole(textRange(snapshot.segments, 0, shared) + tail));
+      this.#encoded += whole.length;
+      const none = new Uint32Array(0);
+      return { before: 0, ids: whole, bounds: { ends: none, tokenCounts: none }, from, keptBounds: -1, boundIds: none };
+    }
+    this.#encoded += ids.length;
+    return {
+      before,
+      ids: ids.toArray(),
+      bounds: { ends: bounds.ends.toArray(), tokenCounts: bounds.tokenCounts.toArray() },
+      from,
+      keptBounds: b + 1,
+      boundIds: bounds.ids.toArray(),
+    };
+  }
+
+  /**
+   * Stores a continuation's text as the next snapshot of its conversation (`r` is its render, in
+   * segments; `chain` its messages): a later request sharing it reuses its ids as if the engine
+   * had tokenized it. Returns the snapshot, or null when it could not be kept (no cut survived).
+   */
+  commitContinuation(cont: Continuation, r: Rendered, chain: readonly bigint[]): LastCommit | null {
+    const from = cont.from;
+    const prev = from.snapshot;
+    if (cont.keptBounds < 0 || prev.track.ids === null) return null;
+    const count = cont.before + cont.ids.length;
+    const tailIds = new U32List(cont.ids.length);
+    tailIds.pushAll(cont.ids);
+    const tailBounds = newBoundaries(cont.boundIds.length);
+    tailBounds.ends.pushAll(cont.bounds.ends);
+    tailBounds.tokenCounts.pushAll(cont.bounds.tokenCounts);
+    tailBounds.ids.pushAll(cont.boundIds);
+    const track = this.#store.continues(from, chain) ? prev.track : prev.track.fork(cont.before, cont.keptBounds, true);
+    track.replaceTail(cont.before, cont.keptBounds, tailIds, tailBounds);
+    let length = 0;
+    for (const s of r.segments) length += s.length;
+    const snap = this.#snapshot(r, length, track, count, track.bounds.ends.length, chain);
+    this.#last = { snapshot: snap, found: this.#store.commit(snap, from), base: prev, reused: cont.before };
+    return this.#last;
   }
 
   /** Full encode in one call, no cache: the baseline and reference path. */
@@ -222,7 +319,8 @@ export class IncrementalEngine {
     this.#encoded += count;
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     if (!this.#storeIds && track.ids !== null) track = track.fork(0, track.bounds.ends.length, false);
-    this.#store.commit(this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain), found);
+    const snap = this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain);
+    this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: null, reused: 0 };
     const result: PromptTokens = { count, ids, reused: 0, outcome };
     if (reason !== undefined) result.reason = reason;
     return result;
@@ -230,15 +328,19 @@ export class IncrementalEngine {
 
   /**
    * Index of the last cut point of `prev` that is safe when the new render shares its first `c`
-   * characters: the boundary token's START plus the longest raw added token's length is at most
-   * `c` (the scanner's decision at every position up to that start reads only shared text), or -1.
-   * Starts increase with the index (matches do not overlap), so this is a binary search.
+   * characters, or -1. A cut after a boundary token starting at s is safe when the scanner's
+   * decision at every position up to s reads only shared text (DESIGN.md, "The reuse
+   * invariant"): certainly so when s plus the longest raw added token's length is at most `c` (a
+   * decision reads at most that many characters); for a token starting later, each position from
+   * c − L + 1 to s is checked with the trie walk itself. Starts increase with the index (matches
+   * do not overlap), so the first part is a binary search.
    */
   #lastSafeCut(prev: Snapshot, c: number): number {
     const bounds = prev.track.bounds;
     const ends = bounds.ends.data;
     const ids = bounds.ids.data;
-    const limit = c - this.#margin;
+    const margin = this.#margin;
+    const limit = c - margin;
     let lo = 0;
     let hi = prev.nBounds - 1;
     let ans = -1;
@@ -248,6 +350,19 @@ export class IncrementalEngine {
         ans = mid;
         lo = mid + 1;
       } else hi = mid - 1;
+    }
+    // cuts whose token starts in the last `margin` characters of the shared text
+    let last = ans;
+    while (last + 1 < prev.nBounds && (ends[last + 1] as number) <= c) last++;
+    if (last === ans) return ans;
+    const from = Math.max(0, c - margin + 1);
+    const window = textRange(prev.segments, from, c);
+    const scanner = this.#enc.scanner;
+    for (let b = last; b > ans; b--) {
+      const s = (ends[b] as number) - this.#tokenLength(ids[b] as number);
+      let ok = true;
+      for (let i = from; i <= s && ok; i++) ok = scanner.decidesBefore(window, i - from, c - from);
+      if (ok) return b;
     }
     return ans;
   }
@@ -300,7 +415,7 @@ function totalLength(segments: readonly string[]): number {
  * Common prefix length of a snapshot's text and a new render: leading segments the renderer
  * reports as reused, then equal segments, then characters of the first pair that differs.
  */
-function commonPrefix(prev: Snapshot, r: Rendered): number {
+export function commonPrefix(prev: Pick<Snapshot, "segments">, r: Pick<Rendered, "segments" | "reusedSegments">): number {
   const a = prev.segments;
   const b = r.segments;
   let i = 0;
@@ -334,6 +449,20 @@ function commonPrefix(prev: Snapshot, r: Rendered): number {
     }
   }
   return c;
+}
+
+/** Characters [from, to) of a text given in segments. */
+export function textRange(segments: readonly string[], from: number, to: number): string {
+  if (to <= from) return "";
+  const parts: string[] = [];
+  let start = 0;
+  for (const s of segments) {
+    const end = start + s.length;
+    if (end > from && start < to) parts.push(s.slice(Math.max(0, from - start), Math.min(s.length, to - start)));
+    if (end >= to) break;
+    start = end;
+  }
+  return parts.length === 1 ? (parts[0] as string) : parts.join("");
 }
 
 /** The new render's text from offset `from` on. */

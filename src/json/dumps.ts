@@ -28,6 +28,34 @@ export interface DumpsOptions {
   default?: (value: unknown) => unknown;
   /** Python type name of a value, for error messages (default: constructor name). */
   typeName?: (value: unknown) => string;
+  /**
+   * Largest output accepted, in UTF-16 units: past it dumps throws DumpsTooLarge before building
+   * more (a nested or shared structure cannot expand into memory). Default: no limit.
+   */
+  maxLength?: number;
+}
+
+/** The output would be longer than `maxLength` (at least `size` units). */
+export class DumpsTooLarge extends Error {
+  readonly size: number;
+  constructor(size: number) {
+    super(`json.dumps output too large (${size} units)`);
+    this.name = "DumpsTooLarge";
+    this.size = size;
+  }
+}
+
+/** Length of a string's JSON encoding, without building it (for strings too long to encode blindly). */
+function encodedLength(s: string, ascii: boolean): number {
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 34 || c === 92 || c === 8 || c === 9 || c === 10 || c === 12 || c === 13) n += 2;
+    else if (c < 0x20) n += 6;
+    else if (ascii && c > 0x7e) n += 6;
+    else n += 1;
+  }
+  return n;
 }
 
 /** A failure Python's json.dumps would raise (`pyType` is `TypeError` or `ValueError`). */
@@ -169,7 +197,22 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
     itemSep = ", ";
     keySep = ": ";
   }
-  const enc = ensureAscii ? encodeStringAscii : encodeStringUnicode;
+  const encode0 = ensureAscii ? encodeStringAscii : encodeStringUnicode;
+  // The size limit: every container checks its text after each item it appends (so a nested or
+  // shared structure stops at the first level that passes it), a string that escaping could
+  // grow past it is measured before its copy is made, and so is an indentation.
+  const max = options.maxLength ?? Infinity;
+  const sixth = max / 6;
+  const measure = (x: string): void => {
+    const n = encodedLength(x, ensureAscii);
+    if (n > max) throw new DumpsTooLarge(n);
+  };
+  const enc = encode0;
+  const newline = (ind: string, level: number): string => {
+    const n = 1 + ind.length * level;
+    if (n > max) throw new DumpsTooLarge(n);
+    return "\n" + ind.repeat(level);
+  };
   const typeName = options.typeName ?? defaultTypeName;
   const dflt = options.default;
   // containers being encoded (for Python's circular-reference check); nesting is shallow in
@@ -196,6 +239,7 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
   const encode = (v: unknown, level: number): string => {
     switch (typeof v) {
       case "string":
+        if (v.length > sixth) measure(v);
         return enc(v);
       case "number":
         if (!Number.isInteger(v)) return floatJson(v);
@@ -219,15 +263,21 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
       let out = "[";
       let sep = itemSep;
       if (indent !== null) {
-        const nl = "\n" + indent.repeat(level + 1);
+        const nl = newline(indent, level + 1);
         out += nl;
         sep = itemSep + nl;
       }
       for (let i = 0; i < v.length; i++) {
-        if (i > 0) out += sep;
+        if (i > 0) {
+          out += sep;
+        }
         out += encode(v[i], level + 1);
+        if (out.length > max) throw new DumpsTooLarge(out.length);
       }
-      if (indent !== null) out += "\n" + indent.repeat(level);
+      if (indent !== null) {
+        const nl = newline(indent, level);
+        out += nl;
+      }
       stack.pop();
       return out + "]";
     }
@@ -241,17 +291,24 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
       let out = "{";
       let sep = itemSep;
       if (indent !== null) {
-        const nl = "\n" + indent.repeat(level + 1);
+        const nl = newline(indent, level + 1);
         out += nl;
         sep = itemSep + nl;
       }
       const o = v as Record<string, unknown>;
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i] as string;
-        if (i > 0) out += sep;
+        if (i > 0) {
+          out += sep;
+        }
+        if (k.length > sixth) measure(k);
         out += enc(k) + keySep + encode(o[k], level + 1);
+        if (out.length > max) throw new DumpsTooLarge(out.length);
       }
-      if (indent !== null) out += "\n" + indent.repeat(level);
+      if (indent !== null) {
+        const nl = newline(indent, level);
+        out += nl;
+      }
       stack.pop();
       return out + "}";
     }
@@ -263,7 +320,7 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
       let out = "{";
       let sep = itemSep;
       if (indent !== null) {
-        const nl = "\n" + indent.repeat(level + 1);
+        const nl = newline(indent, level + 1);
         out += nl;
         sep = itemSep + nl;
       }
@@ -273,11 +330,18 @@ export function dumps(value: unknown, options: DumpsOptions = {}): string {
         if (ks === null) {
           throw new JsonDumpsError("TypeError", `keys must be str, int, float, bool or None, not ${typeName(k)}`);
         }
-        if (!first) out += sep;
+        if (!first) {
+          out += sep;
+        }
         first = false;
+        if (ks.length > sixth) measure(ks);
         out += enc(ks) + keySep + encode(x, level + 1);
+        if (out.length > max) throw new DumpsTooLarge(out.length);
       }
-      if (indent !== null) out += "\n" + indent.repeat(level);
+      if (indent !== null) {
+        const nl = newline(indent, level);
+        out += nl;
+      }
       stack.pop();
       return out + "}";
     }

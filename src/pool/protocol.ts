@@ -32,13 +32,14 @@ export interface ReplayRecord {
 export type WireItem =
   | { k: "text"; text: string }
   | { k: "message"; message?: unknown; json?: string; options?: MessageOptions | undefined }
-  | { k: "prompt"; messages?: readonly unknown[]; json?: string; options?: PromptOptions | undefined; ids: boolean; trajectory?: boolean }
+  | { k: "prompt"; messages?: readonly unknown[]; json?: string; options?: PromptOptions | undefined; ids: boolean; trajectory?: boolean; rollout?: boolean }
   | { k: "conversation"; json: string; line: number; replay?: ReplayItemOptions | undefined };
 
 export type WireResult =
   | { ok: true; count: number; reused?: number; outcome?: Outcome; reason?: FallbackReason; ids?: Uint32Array }
   | { ok: true; records: ReplayRecord[]; conversation: boolean }
   | { ok: true; trajectory: Record<string, unknown> }
+  | { ok: true; rollout: Record<string, unknown> }
   | { ok: false; error: ErrorRecord };
 
 /** Injected faults, for tests and the crash benchmark only. */

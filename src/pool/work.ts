@@ -11,6 +11,7 @@ import type { MessageOptions, PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
 import type { ConversationMessages } from "../api/conversations.js";
 import { trajectoryJson } from "../api/trajectory.js";
+import { rolloutJson } from "../api/rollout.js";
 import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "../corpus/corpus.js";
 import type { ReplayItemOptions, ReplayRecord, WireItem, WireResult } from "./protocol.js";
 
@@ -98,6 +99,7 @@ export function runItem(dt: Deltatok, item: WireItem, held?: ConversationMessage
       case "prompt": {
         const { messages, options } = item.json !== undefined ? promptFromJson(item.json, item.options, held) : { messages: item.messages as unknown[], options: item.options };
         if (item.trajectory === true) return { ok: true, trajectory: trajectoryJson(dt.tokenizeTrajectory(messages, options)) };
+        if (item.rollout === true) return { ok: true, rollout: rolloutJson(dt.tokenizeRollout(messages, options)) };
         const r = dt.tokenizePrompt(messages, options, item.ids);
         const out: WireResult = { ok: true, count: r.count, reused: r.reused, outcome: r.outcome };
         if (r.reason !== undefined) out.reason = r.reason;

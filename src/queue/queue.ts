@@ -112,7 +112,7 @@ interface DrainState {
 
 /** Codes that mean "not answered with a count" for reasons other than the input. */
 const INFRA_CODES = new Set<ErrorCode>(["DT_WORKER_CRASHED", "DT_WORKER_OUT_OF_MEMORY", "DT_DRAIN_TIMEOUT", "DT_CLOSED", "DT_WORKER_STARTUP"]);
-const KINDS = new Set<ItemKind>(["text", "message", "prompt", "ids", "trajectory", "conversation"]);
+const KINDS = new Set<ItemKind>(["text", "message", "prompt", "ids", "trajectory", "rollout", "conversation"]);
 
 /** Whether an error code means "not answered with a count" for reasons other than the input. */
 export function isInfrastructureError(code: string): boolean {
@@ -377,7 +377,7 @@ export class BatchQueue extends EventEmitter {
     const id = (item as { conversationId?: unknown }).conversationId;
     if (typeof id === "string") return `c:${id}`;
     try {
-      if (item.kind === "prompt" || item.kind === "ids" || item.kind === "trajectory") {
+      if (item.kind === "prompt" || item.kind === "ids" || item.kind === "trajectory" || item.kind === "rollout") {
         if ("json" in item && typeof item.json === "string") {
           const t = requestAffinityText(item.json);
           return t === null ? null : `j:${hasher().h64(t).toString(36)}`;
@@ -766,7 +766,8 @@ function costOf(item: QueueItem): number {
       return "json" in item && typeof item.json === "string" ? item.json.length + 16 : 2048;
     case "prompt":
     case "ids":
-    case "trajectory": {
+    case "trajectory":
+    case "rollout": {
       if ("json" in item && typeof item.json === "string") return item.json.length + 16;
       const m = (item as { messages?: unknown }).messages;
       return Array.isArray(m) ? 1024 * m.length + 4096 : 64;
@@ -783,11 +784,13 @@ function toWire(e: Entry): WireItem {
       return "json" in it ? { k: "message", json: it.json, options: it.options } : { k: "message", message: it.message, options: it.options };
     case "prompt":
     case "ids":
-    case "trajectory": {
+    case "trajectory":
+    case "rollout": {
       const w: WireItem = "json" in it
         ? { k: "prompt", json: it.json, options: it.options, ids: it.kind === "ids" }
         : { k: "prompt", messages: it.messages, options: it.options, ids: it.kind === "ids" };
       if (it.kind === "trajectory") w.trajectory = true;
+      if (it.kind === "rollout") w.rollout = true;
       return w;
     }
     case "conversation":
@@ -808,6 +811,10 @@ function toResult(e: Entry, r: WireResult, worker: number): QueueResult {
   if ("trajectory" in r) {
     if (e.kind !== "trajectory") return internalResult(e, worker);
     return { ok: true, kind: "trajectory", trajectory: r.trajectory, worker };
+  }
+  if ("rollout" in r) {
+    if (e.kind !== "rollout") return internalResult(e, worker);
+    return { ok: true, kind: "rollout", rollout: r.rollout, worker };
   }
   switch (e.kind) {
     case "prompt": {

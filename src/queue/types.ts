@@ -37,8 +37,8 @@ export type MessageItem =
  * its conversation is not moved off a healthy owner, since the state would not follow it.
  */
 export type PromptItem =
-  | { kind: "prompt" | "ids" | "trajectory"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string; sticky?: boolean }
-  | { kind: "prompt" | "ids" | "trajectory"; json: string; options?: PromptOptions; conversationId?: string; sticky?: boolean };
+  | { kind: "prompt" | "ids" | "trajectory" | "rollout"; messages: readonly unknown[]; options?: PromptOptions; conversationId?: string; sticky?: boolean }
+  | { kind: "prompt" | "ids" | "trajectory" | "rollout"; json: string; options?: PromptOptions; conversationId?: string; sticky?: boolean };
 
 /**
  * Every request of one corpus line (`{"id", "messages", "tools"?, "chat_template_kwargs"?}`),
@@ -63,6 +63,8 @@ export type QueueResult =
   | { ok: true; kind: "conversation"; records: ReplayRecord[]; conversation: boolean; worker: number }
   /** An RL trajectory (ids, message spans, assistant mask ranges): api/trajectory.ts `trajectoryJson`. */
   | { ok: true; kind: "trajectory"; trajectory: Record<string, unknown>; worker: number }
+  /** An RL rollout (sequences, splits, drift): api/rollout.ts `rolloutJson`. */
+  | { ok: true; kind: "rollout"; rollout: Record<string, unknown>; worker: number }
   /**
    * The item was not answered with a count. Input errors carry the engine's code (and path);
    * infrastructure failures are DT_WORKER_CRASHED, DT_WORKER_OUT_OF_MEMORY (the item took a

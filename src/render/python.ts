@@ -5,7 +5,7 @@
  * parts of the previous one whose inputs did not change.
  */
 import { DeltatokError } from "../errors.js";
-import { compileTemplate, type CompiledTemplate } from "../template/index.js";
+import { compileTemplate, type CompiledTemplate, type RenderBudget } from "../template/index.js";
 import type { ChatRenderer, MarkedRender, IncrementalRenderOutput, PreviousRender, RenderHints, RenderOutput } from "./renderer.js";
 
 /**
@@ -19,22 +19,25 @@ export class PythonRenderer implements ChatRenderer {
   readonly source: string;
   readonly readsClock: boolean;
   readonly #template: CompiledTemplate;
+  /** the limits of every render (default: the template layer's DEFAULT_BUDGET) */
+  readonly #budget: RenderBudget | undefined;
   /** verify incremental renders against full renders (tests) */
   verify = VERIFY;
 
-  constructor(source: string) {
+  constructor(source: string, budget?: RenderBudget) {
     this.source = source;
     this.#template = compileTemplate(source);
     this.readsClock = this.#template.readsClock;
+    this.#budget = budget;
   }
 
   renderMarked(vars: Record<string, unknown>, now: Date): MarkedRender {
-    const r = this.#template.render(vars, { now, messageStarts: true });
+    const r = this.#template.render(vars, { now, messageStarts: true, budget: this.#budget });
     return { text: r.text, generation: r.generation, messageStarts: r.messageStarts ?? [], messageEnds: r.messageEnds ?? [] };
   }
 
   render(vars: Record<string, unknown>, now: Date): RenderOutput {
-    const r = this.#template.render(vars, { now });
+    const r = this.#template.render(vars, { now, budget: this.#budget });
     return { text: r.text, generation: r.generation };
   }
 
@@ -43,7 +46,7 @@ export class PythonRenderer implements ChatRenderer {
     const mv = hints?.messageVersions;
     const list = vars.messages;
     const itemVersions = mv !== undefined && Array.isArray(list) ? { list, versions: mv } : undefined;
-    const r = this.#template.renderIncremental(vars, { now, itemVersions }, prev);
+    const r = this.#template.renderIncremental(vars, { now, itemVersions, budget: this.#budget }, prev);
     return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes, generation: r.generation, work: r.stats };
   }
 

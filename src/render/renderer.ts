@@ -7,7 +7,7 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { DeltatokError } from "../errors.js";
-import type { IncrementalStats } from "../template/index.js";
+import type { IncrementalStats, RenderBudget } from "../template/index.js";
 import { PythonRenderer } from "./python.js";
 
 export type RendererKind = "python" | "hf-jinja";
@@ -155,16 +155,22 @@ function simpleStrftime(fmt: string, d: Date): string {
   });
 }
 
-const factories: ReadonlyMap<RendererKind, (source: string) => ChatRenderer> = new Map<RendererKind, (source: string) => ChatRenderer>([
-  ["python", (s) => new PythonRenderer(s)],
+const factories: ReadonlyMap<RendererKind, (source: string, budget: RenderBudget | undefined) => ChatRenderer> = new Map<
+  RendererKind,
+  (source: string, budget: RenderBudget | undefined) => ChatRenderer
+>([
+  ["python", (s, b) => new PythonRenderer(s, b)],
   ["hf-jinja", (s) => new HfJinjaRenderer(s)],
 ]);
 
-/** Compiles `source` with the renderer of the given kind. Throws on an unknown kind. */
-export function createRenderer(kind: RendererKind, source: string): ChatRenderer {
+/**
+ * Compiles `source` with the renderer of the given kind, rendering within `budget` (the python
+ * renderer; hf-jinja has no budgets). Throws on an unknown kind.
+ */
+export function createRenderer(kind: RendererKind, source: string, budget?: RenderBudget): ChatRenderer {
   const f = factories.get(kind);
   if (f === undefined) {
     throw new DeltatokError("DT_INVALID_OPTION", `unknown renderer "${String(kind)}" (known: ${[...factories.keys()].join(", ")})`);
   }
-  return f(source);
+  return f(source, budget);
 }

@@ -7,6 +7,7 @@ import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
 import { promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
+import { rolloutJson } from "../api/rollout.js";
 
 
 export function describeEngine(dt: Deltatok, workers: number): Record<string, unknown> {
@@ -84,6 +85,10 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "tokenize_trajectory": {
       const { messages, options } = promptRequest(p, held);
       return trajectoryJson(dt.tokenizeTrajectory(messages, options));
+    }
+    case "tokenize_rollout": {
+      const { messages, options } = promptRequest(p, held);
+      return rolloutJson(dt.tokenizeRollout(messages, options));
     }
     case "stats":
       return dt.stats();

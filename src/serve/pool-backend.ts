@@ -13,7 +13,7 @@ import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
-import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type TokenizerMethod } from "./protocol.js";
+import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { encodeIds, idList } from "./in-process.js";
 
@@ -48,6 +48,8 @@ function toResult(r: QueueResult): unknown {
       return { ids: idList(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "trajectory":
       return r.trajectory;
+    case "rollout":
+      return r.rollout;
     default:
       throw new DeltatokError("DT_INTERNAL", `unexpected result kind ${r.kind}`);
   }
@@ -107,7 +109,7 @@ export class PoolBackend implements Backend {
 
   /** An item for a call whose params are still JSON text (parsed in the worker); `delta` gets what ids_delta needs. */
   #rawItem(method: Call, paramsRaw: string, delta?: Record<string, unknown>): QueueItem | null {
-    if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory") {
+    if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory" || method === "tokenize_rollout") {
       // one skim of the body's top level: the conversation id, and whether it names a state
       let cidRaw: string | null = null;
       let stateful = false;
@@ -120,7 +122,7 @@ export class PoolBackend implements Backend {
         return true;
       });
       const cid = smallJson(cidRaw);
-      const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : "trajectory";
+      const kind = method === "count_prompt" ? "prompt" : method === "encode_prompt" ? "ids" : method === "tokenize_trajectory" ? "trajectory" : "rollout";
       const item: QueueItem = { kind, json: paramsRaw };
       if (typeof cid === "string" || typeof cid === "number") {
         item.conversationId = String(cid);
@@ -147,6 +149,7 @@ export class PoolBackend implements Backend {
       case "count_prompt":
       case "encode_prompt":
       case "tokenize_trajectory":
+      case "tokenize_rollout":
         // re-serialized with Python semantics so floats and key order survive the thread hop
         return this.#rawItem(method, dumps(p, { ensure_ascii: false }));
       case "count_message": {
@@ -181,7 +184,7 @@ export class PoolBackend implements Backend {
     return item === null ? this.#local(method) : this.#run(item, ids);
   }
 
-  async callRaw(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown> {
+  async callRaw(method: RawMethod, paramsRaw: string): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
     const delta: Record<string, unknown> | undefined = method === "encode_prompt" ? {} : undefined;
     const item = this.#rawItem(method, paramsRaw, delta);

@@ -30,6 +30,9 @@
  * - tokenizer_info {} → vocab_size, length, special tokens and ids, model_max_length, ... (api/vocabulary.ts)
  * - vocab          {} → {tokens: [token | null by id]}
  * - render_prompt  count_prompt's params without conversation fields → {text} (whole messages)
+ * - tokenize_rollout  same params as count_prompt but add_generation_prompt (assistant messages
+ *                   may carry sampled_ids, sampled_logprobs) → {sequences: [{ids, mask, logprobs,
+ *                   turns}], splits, drift} (src/api/rollout.ts, docs/ROLLOUTS.md)
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
  * - stats          {} → engine statistics
  * - health         {} → {status: "ok", tokenizer, version, workers}
@@ -72,8 +75,8 @@ import type { DecodeOptions } from "../api/vocabulary.js";
 import { pythonJsonParser } from "../api/json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
-export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "batch" | "stats" | "health" | TokenizerMethod;
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"];
+export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"];
 
 /** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
 export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt";
@@ -93,7 +96,7 @@ export interface Backend {
    * Optional: answers a prompt or message call whose params are still JSON text (a backend that
    * parses elsewhere — the pool parses in its workers — keeps the main thread free).
    */
-  callRaw?(method: "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory", paramsRaw: string): Promise<unknown>;
+  callRaw?(method: RawMethod, paramsRaw: string): Promise<unknown>;
   /** Answers one non-batch call; rejects with a DeltatokError for that call only. */
   call(method: Exclude<Method, "batch">, params: Record<string, unknown>): Promise<unknown>;
   /** Answers several calls; per-call errors are returned in place, in input order. */
@@ -211,14 +214,14 @@ export async function dispatch(backend: Backend, env: Envelope): Promise<Respons
   }
 }
 
-const RAW_METHODS: ReadonlySet<string> = new Set(["count_prompt", "encode_prompt", "count_message", "tokenize_trajectory"]);
+const RAW_METHODS: ReadonlySet<string> = new Set(["count_prompt", "encode_prompt", "count_message", "tokenize_trajectory", "tokenize_rollout"]);
 
 /**
  * For a backend with callRaw: splits `{"id", "method", "params"}` without parsing params. Returns
  * null unless the envelope is exactly that shape (then the line takes the ordinary path, which
  * reports whatever is wrong with it).
  */
-type RawMethod = "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory";
+export type RawMethod = "count_prompt" | "encode_prompt" | "count_message" | "tokenize_trajectory" | "tokenize_rollout";
 
 function skimEnvelope(line: string): { id: unknown; method: RawMethod; paramsRaw: string } | null {
   let id: unknown = null;

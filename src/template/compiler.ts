@@ -34,9 +34,15 @@ import { FILTERS, TESTS } from "./filters.js";
 import type { FilterFn, TestFn } from "./filters.js";
 import { PyError, runtimeError, syntaxError, typeError, valueError } from "./pyerror.js";
 import {
+  ENTRY_UNITS,
+  ITEM_UNITS,
+  OBJECT_UNITS,
+  PIECE_UNITS,
+  TUPLE_UNITS,
   dictGet,
   dictItems,
   dictKeys,
+  dictSize,
   isDict,
   isPlainDict,
   dictSet,
@@ -255,11 +261,11 @@ function seq(list: Ex[]): Ex {
 }
 
 /** Python iterable unpacking into `n` targets. */
-function unpack(v: unknown, n: number): unknown[] {
+function unpack(rs: RenderState, v: unknown, n: number): unknown[] {
   if (Array.isArray(v) && v.length === n) return v;
   let items: unknown[];
   try {
-    const it = pyIter(v);
+    const it = pyIter(v, rs);
     if (Array.isArray(it)) items = it;
     else {
       items = [];
@@ -299,7 +305,7 @@ function hasSafeRepr(v: unknown): boolean {
   if (isDict(v)) return (dictItems(v) as unknown[][]).every(([k, x]) => hasSafeRepr(k) && hasSafeRepr(x));
   return false;
 }
-const CONST_LIMITS = { maxSteps: 100_000, maxOutputChars: 1_000_000, maxDepth: 50 };
+const CONST_LIMITS = { maxSteps: 100_000, maxOutputChars: 1_000_000, maxDepth: 50, maxBuildUnits: 4_000_000 };
 
 export interface CompiledRoot {
   nslots: number;
@@ -380,6 +386,10 @@ interface Items {
   /** the list's path and the index of the length observation of the running unit (-1: none) */
   lp?: Path;
   lenAt?: number;
+  /** `src` collects an iterator the plain render iterates (its loop context charges as that one does) */
+  fromIter?: boolean;
+  /** the loop run was charged already (before collecting an iterator that charges as it yields) */
+  charged?: boolean;
 }
 
 /** What an expression can read of the template state (Compiler.exprDeps). */
@@ -892,13 +902,16 @@ export class Compiler {
     const ae: boolean | null = frame.volatile ? null : frame.autoescape;
     const toText = (rs: RenderState, v: unknown): string => {
       if (ae === true || (ae === null && rs.autoescape)) return markupEscape(v).s;
-      return typeof v === "string" ? v : pyStr(v);
+      return typeof v === "string" ? v : pyStr(v, rs);
     };
+    // every piece written is charged to the build budget: its length and its rope node
     if (parts.length === 1) {
       const p = parts[0] as string | Ev;
       if (typeof p === "string") {
+        const cost = p.length + PIECE_UNITS;
         return (rs) => {
           if (++rs.steps > rs.maxSteps) rs.stepFail();
+          if ((rs.built += cost) > rs.maxBuilt) rs.buildFail(rs.built);
           rs.out += p;
           rs.chunks++;
           if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
@@ -909,7 +922,9 @@ export class Compiler {
         return (rs, a) => {
           if (++rs.steps > rs.maxSteps) rs.stepFail();
           const v = p(rs, a);
-          rs.out += typeof v === "string" ? v : pyStr(v);
+          const t = typeof v === "string" ? v : pyStr(v, rs);
+          if ((rs.built += t.length + PIECE_UNITS) > rs.maxBuilt) rs.buildFail(rs.built);
+          rs.out += t;
           rs.chunks++;
           if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
           return OK;
@@ -918,14 +933,18 @@ export class Compiler {
     }
     const arr = parts;
     const n = arr.length;
+    const pieces = n * PIECE_UNITS;
     return (rs, a) => {
       if (++rs.steps > rs.maxSteps) rs.stepFail();
+      // (the pieces exist already; what appending them adds is charged once, for the statement)
+      const n0 = rs.out.length;
       for (let i = 0; i < n; i++) {
         const p = arr[i] as string | Ev;
         if (typeof p === "string") rs.out += p;
         else rs.out += toText(rs, p(rs, a));
       }
       rs.chunks += chunks;
+      if ((rs.built += rs.out.length - n0 + pieces) > rs.maxBuilt) rs.buildFail(rs.built);
       if (rs.out.length > rs.maxChars) rs.checkSize(rs.out.length);
       return OK;
     };
@@ -1089,12 +1108,14 @@ export class Compiler {
 
     /** Runs the loop over `src` in activation `a`; returns a control code for the enclosing loop. */
     const runLoop = (rs: RenderState, a: Act, srcIn: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number): number => {
+      // (a loop run: its loop context and iteration state; the tracked loop charges the same)
+      rs.charge(OBJECT_UNITS);
       const src = filterFn !== null ? filterFn(rs, a, srcIn) : srcIn;
       let iterated = false;
       let ctl = OK;
       if (extended) {
         a.s[loopSlot] = MISSING;
-        const lc = new LoopContext(src, recurse, depth0);
+        const lc = new LoopContext(src, recurse, depth0, rs);
         if (Array.isArray(src)) {
           const n = src.length;
           for (let i = 0; i < n; i++) {
@@ -1159,7 +1180,7 @@ export class Compiler {
     };
 
     if (!node.recursive) {
-      return (rs, a) => runLoop(rs, a, pyIter(iterEv(rs, a)), null, 0);
+      return (rs, a) => runLoop(rs, a, pyIter(iterEv(rs, a), rs), null, 0);
     }
     const scope = loopFrame.func;
     return (rs, a) => {
@@ -1168,7 +1189,7 @@ export class Compiler {
         rs2.beginCapture();
         try {
           const la: Act = { s: mkSlots(scope.n), up: a };
-          runLoop(rs2, la, pyIter(iterable), recurse, depth);
+          runLoop(rs2, la, pyIter(iterable, rs2), recurse, depth);
         } catch (e) {
           rs2.abortCapture();
           rs2.depth--;
@@ -1178,6 +1199,7 @@ export class Compiler {
         return rs2.endCapture();
       };
       const out = recurse(rs, iterEv(rs, a), 0);
+      rs.charge(out.length + PIECE_UNITS);
       rs.out += out;
       rs.chunks++;
       return OK;
@@ -1251,10 +1273,10 @@ export class Compiler {
      * on (a list's length, a dict's keys) in the unit running the loop.
      */
     const itemsOf = (tk: Tracker, v: unknown, p: Path | null, normalize: boolean): Items => {
-      if (p === null) return { src: pyIter(v), ip: null, pairs: false };
+      if (p === null) return { src: pyIter(v, tk.rs), ip: null, pairs: false };
       if (node.test !== null || node.recursive) {
         tk.whole(p, v, true);
-        return { src: pyIter(v), ip: null, pairs: false };
+        return { src: pyIter(v, tk.rs), ip: null, pairs: false };
       }
       if (Array.isArray(v)) {
         const lenAt = tk.obsLen(p, v.length);
@@ -1264,32 +1286,37 @@ export class Compiler {
         const arr: unknown[] = [];
         for (let r = v.next(); !r.done; r = v.next()) arr.push(r.value);
         tk.obsLen(p.parent as Path, arr.length);
-        return { src: arr, ip: normalize ? elemPaths(p, tk) : (i) => p.item(i), pairs: false };
+        return { src: arr, ip: normalize ? elemPaths(p, tk) : (i) => p.item(i), pairs: false, fromIter: true };
       }
       if ((v instanceof DictView && p.isView) || (v instanceof PyIter && p.isItemsView)) {
         const dp = p.parent as Path;
         const kind = v instanceof DictView ? v.kind : "items";
         let items: unknown[];
         let keys: unknown[];
+        const fromIter = !(v instanceof DictView);
         if (v instanceof DictView) {
           keys = dictKeys(v.dict);
-          items = pyIter(v) as unknown[];
+          items = pyIter(v, tk.rs) as unknown[];
         } else {
+          // (the plain loop charges its run, then the generator charges as it yields)
+          tk.rs.charge(OBJECT_UNITS);
           items = [];
           for (let r = v.next(); !r.done; r = v.next()) items.push(r.value);
           keys = items.map((t) => (t as unknown[])[0]);
         }
         tk.obsKeys(dp, keys);
-        if (kind === "keys" || !keys.every(isDataKey)) return { src: items, ip: null, pairs: false };
-        return { src: items, ip: (i) => dp.item(keys[i]), pairs: kind === "items" };
+        if (kind === "keys" || !keys.every(isDataKey)) return { src: items, ip: null, pairs: false, fromIter, charged: fromIter };
+        return { src: items, ip: (i) => dp.item(keys[i]), pairs: kind === "items", fromIter, charged: fromIter };
       }
       if (isDict(v)) {
+        // (charged as the plain loop's pyIter charges the keys)
+        tk.rs.buildItems(dictSize(v));
         const keys = dictKeys(v);
         tk.obsKeys(p, keys);
         return { src: keys, ip: null, pairs: false };
       }
       tk.whole(p, v, true);
-      return { src: pyIter(v), ip: null, pairs: false };
+      return { src: pyIter(v, tk.rs), ip: null, pairs: false };
     };
 
     /** Binds an item (with its path) to the target. */
@@ -1313,11 +1340,13 @@ export class Compiler {
     /** The loop inside its unit (no iteration records). */
     const runPlain = (rs: RenderState, a: Act, it: Items, recurse: RecurseFn | null, depth0: number): number => {
       const tk = tkOf(rs);
+      if (it.charged !== true) rs.charge(OBJECT_UNITS);
       const src = filterFn !== null ? filterFn(rs, a, it.src) : it.src;
       const ip = it.ip;
       let iterated = false;
       let ctl = OK;
-      const lc = new LoopContext(src, recurse, depth0);
+      const lc = new LoopContext(src, recurse, depth0, rs);
+      if (it.fromIter === true && filterFn === null) lc.tkIterPeek = -2;
       lc.tkDepth = tk.cur === null ? -1 : tk.cur.depth;
       if (ip !== null) lc.tkItemPath = (i) => (i >= 0 && Array.isArray(src) && i < src.length ? ip(i) : null);
       if (extended) setSlotT(tk, a, loopSlot, MISSING, null);
@@ -1358,6 +1387,7 @@ export class Compiler {
     /** The loop run by a unit in the root activation: each iteration is a unit. */
     const runMemo = (rs: RenderState, a: Act, it: Items): number => {
       const tk = tkOf(rs);
+      if (it.charged !== true) rs.charge(OBJECT_UNITS);
       const src = it.src as unknown[];
       const ip = it.ip;
       const parent = tk.cur as Unit;
@@ -1366,7 +1396,8 @@ export class Compiler {
       const prevLoop = tk.prevLoop(ord, loopId);
       // (sized for the iterations the previous render had, plus appended ones)
       const entry = tk.loopEntry(loopId, prevLoop === null ? 0 : Math.max(prevLoop.iters.length, src.length));
-      const lc = new LoopContext(src, null, 0);
+      const lc = new LoopContext(src, null, 0, rs);
+      if (it.fromIter === true) lc.tkIterPeek = -2;
       lc.tkDepth = j;
       lc.tkMemo = true;
       if (ip !== null) lc.tkItemPath = (i) => (i >= 0 && i < src.length ? ip(i) : null);
@@ -1465,7 +1496,7 @@ export class Compiler {
         rs2.beginCapture();
         try {
           const la: Act = { s: mkSlots(scope.n), up: a, p: nulls(scope.n) };
-          runPlain(rs2, la, { src: pyIter(iterable), ip: null, pairs: false }, recurse, depth);
+          runPlain(rs2, la, { src: pyIter(iterable, rs2), ip: null, pairs: false }, recurse, depth);
         } catch (e) {
           rs2.abortCapture();
           rs2.depth--;
@@ -1480,6 +1511,7 @@ export class Compiler {
       tk.lp = null;
       if (p !== null) tk.whole(p, v, true);
       const out = recurse(rs, v, 0);
+      rs.charge(out.length + PIECE_UNITS);
       rs.out += out;
       rs.chunks++;
       return OK;
@@ -1490,7 +1522,11 @@ export class Compiler {
   private targetValue(t: Expr, frame: Frame): Ev {
     if (t.kind === "Tuple") {
       const items = t.items.map((x) => this.targetValue(x, frame));
-      return (rs, a) => mkTuple(items.map((f) => f(rs, a)));
+      const cost = items.length * ITEM_UNITS + TUPLE_UNITS;
+      return (rs, a) => {
+        rs.charge(cost);
+        return mkTuple(items.map((f) => f(rs, a)));
+      };
     }
     if (t.kind === "Name") {
       const loc = locate(frame.func, frame.symbols.ref(t.name));
@@ -1525,7 +1561,7 @@ export class Compiler {
         const subs = t.items.map((x) => this.assignTarget(x, frame));
         const n = subs.length;
         return (rs, a, v) => {
-          const items = unpack(v, n);
+          const items = unpack(rs, v, n);
           for (let i = 0; i < n; i++) (subs[i] as (rs: RenderState, a: Act, v: unknown) => void)(rs, a, items[i]);
         };
       }
@@ -1760,7 +1796,7 @@ export class Compiler {
               }
             } else tk.whole(p, v);
           }
-          const items = unpack(v, n);
+          const items = unpack(rs, v, n);
           for (let i = 0; i < n; i++) (subs[i] as (rs: RenderState, a: Act, v: unknown, p?: Path | null) => void)(rs, a, items[i], paths === null ? null : (paths[i] ?? null));
         };
       }
@@ -1955,6 +1991,7 @@ export class Compiler {
     if (frame.tracking) {
       return (rs, a) => {
         const tk = tkOf(rs);
+        rs.charge(OBJECT_UNITS);
         const m = new Macro(def, a);
         if (top) tk.writeRoot(slot, name, m, null);
         else setSlotT(tk, actAt(a, hops), slot, m, null);
@@ -1962,6 +1999,7 @@ export class Compiler {
       };
     }
     return (rs, a) => {
+      rs.charge(OBJECT_UNITS);
       const m = new Macro(def, a);
       if (top) rs.ctxVars.set(name, m);
       actAt(a, hops).s[slot] = m;
@@ -1974,9 +2012,12 @@ export class Compiler {
     if (node.generation) {
       return (rs, a) => {
         if (++rs.steps > rs.maxSteps) rs.stepFail();
+        rs.charge(OBJECT_UNITS);
         const caller = new Macro(def, a);
         const rv = caller.call(rs, [], null);
         const text = typeof rv === "string" ? rv : strOf(rv as Markup);
+        // the text written, and the span kept
+        rs.charge(text.length + PIECE_UNITS + TUPLE_UNITS);
         const start = rs.rootLength();
         rs.generation.push([start, start + text.length]);
         if (rs.tk !== null) rs.tk.genSpan(start, start + text.length);
@@ -1991,6 +2032,7 @@ export class Compiler {
     const args = this.callArgs(call, frame);
     return (rs, a) => {
       if (++rs.steps > rs.maxSteps) rs.stepFail();
+      rs.charge(OBJECT_UNITS);
       const caller = new Macro(def, a);
       const fn = callee(rs, a);
       const [pos, kw] = args(rs, a);
@@ -2027,19 +2069,29 @@ export class Compiler {
         throw syntaxError("namespace reference outside of an assignment", node.lineno);
       case "Tuple": {
         const items = node.items.map((x) => this.expr(x, frame));
-        return (rs, a) => mkTuple(items.map((f) => f(rs, a)));
+        const cost = items.length * ITEM_UNITS + TUPLE_UNITS;
+        return (rs, a) => {
+          rs.charge(cost);
+          return mkTuple(items.map((f) => f(rs, a)));
+        };
       }
       case "List": {
         const items = node.items.map((x) => this.expr(x, frame));
-        return (rs, a) => items.map((f) => f(rs, a));
+        const cost = items.length * ITEM_UNITS;
+        return (rs, a) => {
+          rs.charge(cost);
+          return items.map((f) => f(rs, a));
+        };
       }
       case "Dict": {
         const items = node.items.map((p) => [this.expr(p.key, frame), this.expr(p.value, frame)] as const);
         return (rs, a) => {
+          // (the dict; each entry is charged by dictSet)
+          rs.charge(OBJECT_UNITS);
           const m = newDict();
           for (const [k, v] of items) {
             const key = k(rs, a);
-            dictSet(m, key, v(rs, a));
+            dictSet(m, key, v(rs, a), rs);
           }
           return m;
         };
@@ -2083,7 +2135,7 @@ export class Compiler {
       }
       case "Neg": {
         const x = this.expr(node.node, frame);
-        return (rs, a) => pyNeg(x(rs, a));
+        return (rs, a) => pyNeg(x(rs, a), rs);
       }
       case "Pos": {
         const x = this.expr(node.node, frame);
@@ -2100,20 +2152,35 @@ export class Compiler {
             const vals = parts.map((p) => p(rs, a));
             if ((ae === true || rs.autoescape) && vals.some((v) => v instanceof Markup)) {
               const strs = vals.map((v) => markupEscape(v).s);
-              rs.checkSize(strs.reduce((n, x) => n + x.length, 0));
+              rs.buildStr(strs.reduce((n, x) => n + x.length, 0));
               return new Markup(strs.join(""));
             }
-            const strs = vals.map((v) => (typeof v === "string" ? v : pyStr(v)));
-            rs.checkSize(strs.reduce((n, x) => n + x.length, 0));
+            const strs = vals.map((v) => (typeof v === "string" ? v : pyStr(v, rs)));
+            rs.buildStr(strs.reduce((n, x) => n + x.length, 0));
             return strs.join("");
+          };
+        }
+        // (the result is charged whole, as Python's join allocates it)
+        if (parts.length === 2) {
+          const [p0, p1] = parts as [Ev, Ev];
+          return (rs, a) => {
+            const v0 = p0(rs, a);
+            const t0 = typeof v0 === "string" ? v0 : pyStr(v0, rs);
+            const v1 = p1(rs, a);
+            const t1 = typeof v1 === "string" ? v1 : pyStr(v1, rs);
+            const n = t0.length + t1.length;
+            if (n > rs.maxChars) rs.checkSize(n);
+            if ((rs.built += n) > rs.maxBuilt) rs.buildFail(rs.built);
+            return t0 + t1;
           };
         }
         return (rs, a) => {
           let s = "";
           for (let i = 0; i < parts.length; i++) {
             const v = (parts[i] as Ev)(rs, a);
-            const t = typeof v === "string" ? v : pyStr(v);
+            const t = typeof v === "string" ? v : pyStr(v, rs);
             if (s.length + t.length > rs.maxChars) rs.checkSize(s.length + t.length);
+            rs.charge(t.length);
             s += t;
           }
           return s;
@@ -2138,7 +2205,7 @@ export class Compiler {
               const b1 = sp === null ? null : sp(rs, a);
               const b2 = sq === null ? null : sq(rs, a);
               try {
-                return pySlice(o, b0, b1, b2);
+                return pySlice(o, b0, b1, b2, rs);
               } catch (e) {
                 if (e instanceof PyError && (e.pyType === "TypeError" || e.pyType === "IndexError" || e.pyType === "KeyError")) {
                   return new Undefined(`${objectTypeRepr(o)} has no element slice(${pyRepr(b0)}, ${pyRepr(b1)}, ${pyRepr(b2)})`);
@@ -2149,7 +2216,7 @@ export class Compiler {
           }
           return (rs, a) => {
             const o = obj(rs, a);
-            return pySlice(o, st === null ? null : st(rs, a), sp === null ? null : sp(rs, a), sq === null ? null : sq(rs, a));
+            return pySlice(o, st === null ? null : st(rs, a), sp === null ? null : sp(rs, a), sq === null ? null : sq(rs, a), rs);
           };
         }
         const key = this.expr(node.arg, frame);
@@ -2346,7 +2413,7 @@ export class Compiler {
         const b1 = sp === null ? null : sp(rs, a);
         const b2 = sq === null ? null : sq(rs, a);
         if (o instanceof LoopContext) tk.loopEscapes(o);
-        const r = pySlice(o, b0, b1, b2);
+        const r = pySlice(o, b0, b1, b2, rs);
         if (p !== null) {
           if (Array.isArray(o) && isSliceArg(b0) && isSliceArg(b1) && isSliceArg(b2)) tk.lp = p.slice(b0, b1, b2);
           else tk.whole(p, o);
@@ -2585,29 +2652,29 @@ export class Compiler {
           const x = l(rs, a);
           const y = r(rs, a);
           if (typeof x === "string" && typeof y === "string") {
-            if (x.length + y.length > rs.maxChars) rs.checkSize(x.length + y.length);
+            const n = x.length + y.length;
+            if (n > rs.maxChars) rs.checkSize(n);
+            if ((rs.built += n) > rs.maxBuilt) rs.buildFail(rs.built);
             return x + y;
           }
           return pyAdd(x, y, rs);
         };
       case "sub":
-        return (rs, a) => pySub(l(rs, a), r(rs, a));
+        return (rs, a) => pySub(l(rs, a), r(rs, a), rs);
       case "mul":
         return (rs, a) => pyMul(l(rs, a), r(rs, a), rs);
       case "div":
         return (rs, a) => pyTrueDiv(l(rs, a), r(rs, a));
       case "floordiv":
-        return (rs, a) => pyFloorDiv(l(rs, a), r(rs, a));
+        return (rs, a) => pyFloorDiv(l(rs, a), r(rs, a), rs);
       case "mod":
         return (rs, a) => {
           const x = l(rs, a);
           const y = r(rs, a);
-          const v = pyMod(x, y, rs, (s, args) => percentFormat(s as string, args));
-          if (typeof v === "string" && v.length > rs.maxChars) rs.checkSize(v.length);
-          return v;
+          return pyMod(x, y, rs, (s, args) => percentFormat(s as string, args, rs));
         };
       case "pow":
-        return (rs, a) => pyPow(l(rs, a), r(rs, a));
+        return (rs, a) => pyPow(l(rs, a), r(rs, a), rs);
     }
   }
 
@@ -2765,14 +2832,22 @@ export class Compiler {
       }
       if (dynArgs !== null) {
         const extra = dynArgs(rs, a);
-        const it = pyIter(extra);
-        if (Array.isArray(it)) args.push(...it);
-        else for (let r = it.next(); !r.done; r = it.next()) args.push(r.value);
+        const it = pyIter(extra, rs);
+        if (Array.isArray(it)) {
+          rs.buildItems(args.length + it.length);
+          for (let i = 0; i < it.length; i++) args.push(it[i]);
+        } else {
+          for (let r = it.next(); !r.done; r = it.next()) {
+            rs.charge(ITEM_UNITS);
+            args.push(r.value);
+          }
+        }
       }
       if (dynKwargs !== null) {
         const m = dynKwargs(rs, a);
         if (!isDict(m)) throw typeError(`argument after ** must be a mapping, not ${typeName(m)}`);
         if (kwargs === null) kwargs = new Map();
+        rs.charge(dictSize(m) * ENTRY_UNITS);
         for (const k of dictKeys(m)) {
           if (!isStr(k)) throw typeError("keywords must be strings");
           const ks = strOf(k);

@@ -6,11 +6,16 @@
  * Layer: template.
  */
 import { PyFloat } from "../json/values.js";
-import { JsonDumpsError, dumps } from "../json/dumps.js";
+import { DumpsTooLarge, JsonDumpsError, dumps } from "../json/dumps.js";
 import { PyError, typeError } from "./pyerror.js";
 import {
+  ITEM_UNITS,
+  PIECE_UNITS,
+  TUPLE_UNITS,
+  bigOut,
   dictItems,
   dictKeys,
+  dictSize,
   failUndefined,
   fval,
   isDict,
@@ -19,7 +24,7 @@ import {
   isIterable,
   isNumber,
   isStr,
-  markupEscape,
+  mapKey,
   mkFloat,
   mkInt,
   parsePyFloat,
@@ -40,20 +45,19 @@ import {
   truthy,
   typeName,
 } from "./ops.js";
+import type { SizeGuard } from "./ops.js";
 import { percentFormat, fmtF } from "./format.js";
 import {
   cpArray,
-  cpLen,
-  cpSlice,
   pyCapitalize,
   pyCenter,
   pyIsLower,
   pyIsUpper,
+  lineCount,
   pySplitlines,
-  pyStrip,
-  replacedLength,
 } from "./pystr.js";
-import { attrOf, striptags } from "./methods.js";
+import { attrOf, caseMapped, escapedStr, replaced, stripped, striptags } from "./methods.js";
+import { pformat, titleWords, urlQuote, wrapLine } from "./layout.js";
 import type { RenderState } from "./runtime.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
 import { LoopContext, callValue, getAttr, getItem, isCallable, pySlice } from "./runtime.js";
@@ -110,9 +114,14 @@ function noArgs(fname: string, args: unknown[], kwargs: Map<string, unknown> | n
 }
 
 /** markupsafe.soft_str */
-function softStr(v: unknown): string | Markup {
+function softStr(v: unknown, g: SizeGuard): string | Markup {
   if (typeof v === "string" || v instanceof Markup) return v;
-  return pyStr(v);
+  return pyStr(v, g);
+}
+
+/** markupsafe.escape of a str, charged to `g` when it grows. */
+function escaped(g: SizeGuard, s: string): Markup {
+  return new Markup(escapedStr(g, s));
 }
 
 function mapStr(v: string | Markup, f: (s: string) => string): string | Markup {
@@ -123,9 +132,9 @@ function gen(typeName: string, fn: () => Generator<unknown>, qualname = ""): PyI
   return new PyIter(typeName, fn(), qualname);
 }
 
-/** Iterates any Python iterable lazily. */
-function* iterate(v: unknown): Generator<unknown> {
-  const it = pyIter(v);
+/** Iterates any Python iterable lazily (what pyIter snapshots is charged to `g`). */
+function* iterate(v: unknown, g: SizeGuard): Generator<unknown> {
+  const it = pyIter(v, g);
   if (Array.isArray(it)) {
     yield* it;
     return;
@@ -133,13 +142,19 @@ function* iterate(v: unknown): Generator<unknown> {
   for (let r = it.next(); !r.done; r = it.next()) yield r.value;
 }
 
-function ignoreCase(v: unknown): unknown {
-  return typeof v === "string" ? v.toLowerCase() : v instanceof Markup ? new Markup(v.s.toLowerCase()) : v;
+/** A case-insensitive sort or comparison key (the lowered copy is charged to `g`). */
+function ignoreCase(v: unknown, g: SizeGuard): unknown {
+  if (typeof v === "string") return caseMapped(g, v, lower);
+  return v instanceof Markup ? new Markup(caseMapped(g, v.s, lower)) : v;
 }
+
+const lower = (s: string): string => s.toLowerCase();
+const upper = (s: string): string => s.toUpperCase();
 
 /** jinja2.filters._prepare_attribute_parts */
 function attrParts(attr: unknown): unknown[] {
   if (attr === null || attr === MISSING) return [];
+
   if (typeof attr === "string") return attr.split(".").map((x) => (/^[0-9]+$/.test(x) && !hasNonAsciiDigit(x) ? Number(x) : x));
   return [attr];
 }
@@ -149,6 +164,8 @@ function hasNonAsciiDigit(s: string): boolean {
 }
 
 function attrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown) => unknown) | null, dflt: unknown = null): (item: unknown) => unknown {
+  // (the parts of a dotted path: at most one per character)
+  if (typeof attribute === "string") rs.buildItems(attribute.length + 1);
   const parts = attrParts(attribute);
   return (item: unknown) => {
     let it = item;
@@ -161,6 +178,8 @@ function attrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown) => 
 }
 
 function multiAttrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown) => unknown) | null): (item: unknown) => unknown[] {
+  // (the comma-separated paths and their parts: at most two per character)
+  if (typeof attribute === "string") rs.buildItems(2 * attribute.length + 2);
   const split: unknown[] = typeof attribute === "string" ? attribute.split(",") : [attribute];
   const parts = split.map(attrParts);
   return (item: unknown) =>
@@ -174,6 +193,8 @@ function multiAttrGetter(rs: RenderState, attribute: unknown, post: ((v: unknown
 /** Stable sort with Python `<` on keys (TypeError for incomparable keys, as Python raises). */
 function pySorted(rs: RenderState, items: unknown[], key: (v: unknown) => unknown, reverse: boolean): unknown[] {
   rs.addSteps(items.length);
+  // the keyed copy (a slot and a pair per item) and the sorted result
+  rs.buildItems(3 * items.length);
   const keyed = items.map((v) => ({ v, k: key(v) }));
   // V8 calls cmp(later, earlier) when inserting; Python's sort asks later < earlier first.
   const cmp = (a: { k: unknown }, b: { k: unknown }): number => {
@@ -194,7 +215,7 @@ function toInt(fname: string, v: unknown): number {
   void fname;
 }
 
-function reversedOf(value: unknown): unknown {
+function reversedOf(value: unknown, g: SizeGuard): unknown {
   if (Array.isArray(value)) {
     const arr = value;
     return gen(isTuple(arr) ? "reversed" : "list_reverseiterator", function* () {
@@ -208,6 +229,7 @@ function reversedOf(value: unknown): unknown {
     });
   }
   if (isDict(value)) {
+    g.buildItems(dictSize(value));
     const ks = dictKeys(value);
     return gen("dict_reversekeyiterator", function* () {
       for (let i = ks.length - 1; i >= 0; i--) yield ks[i];
@@ -218,7 +240,7 @@ function reversedOf(value: unknown): unknown {
     return gen("reversed", function* () {});
   }
   if (value instanceof DictView) {
-    const arr = pyList(value);
+    const arr = pyList(value, g);
     return gen(`dict_reverse${value.kind === "keys" ? "key" : value.kind === "values" ? "value" : "item"}iterator`, function* () {
       for (let i = arr.length - 1; i >= 0; i--) yield arr[i];
     });
@@ -242,7 +264,7 @@ function roundFloat(x: number, n: number): number {
   return r * p;
 }
 
-function pyRound(v: unknown, ndigits: unknown): unknown {
+function pyRound(g: SizeGuard, v: unknown, ndigits: unknown): unknown {
   if (ndigits === null) {
     if (isInt(v) || typeof v === "boolean") return typeof v === "boolean" ? (v ? 1 : 0) : v;
     if (isFloat(v)) {
@@ -256,13 +278,15 @@ function pyRound(v: unknown, ndigits: unknown): unknown {
   if (isInt(v) || typeof v === "boolean") {
     const iv = typeof v === "boolean" ? (v ? 1 : 0) : v;
     if (n >= 0) return iv;
+    // |v| < 10 ** (its digits) ≤ 10 ** -n / 10, below half a unit: 0 (without 10 ** -n)
+    if (-n > String(iv).replace("-", "").length) return 0;
     const p = 10n ** BigInt(-n);
     const b = BigInt(iv);
     let q = b / p;
     const rem = b - q * p;
     const twice = 2n * (rem < 0n ? -rem : rem);
     if (twice > p || (twice === p && q % 2n !== 0n)) q += b < 0n ? -1n : 1n;
-    return mkInt(q * p);
+    return bigOut(g, mkInt(q * p));
   }
   if (isFloat(v)) return mkFloat(roundFloat(fval(v), n));
   throw typeError(`type ${typeName(v)} doesn't define __round__ method`);
@@ -274,16 +298,18 @@ function tojsonImpl(rs: RenderState, value: unknown, ensureAscii: unknown, inden
     if (isStr(indent)) ind = strOf(indent);
     else if (isInt(indent) || typeof indent === "boolean") {
       ind = Number(fval(indent));
-      rs.checkSize(ind);
+      rs.buildStr(Math.max(0, ind));
     }
     else throw typeError(`can't multiply sequence by non-int of type '${typeName(indent)}'`);
   }
   let seps: [string, string] | null = null;
   if (separators !== null) {
-    const arr = pyList(separators);
+    const arr = pyList(separators, rs);
     if (arr.length !== 2) throw new PyError("ValueError", `too many values to unpack (expected 2)`);
     seps = [pyStrOrErr(arr[0]), pyStrOrErr(arr[1])];
   }
+  // the output is charged twice its length (its pieces, then the flattened text); past what the
+  // budget leaves, dumps stops before building more
   try {
     const r = dumps(value, {
       ensure_ascii: truthy(ensureAscii),
@@ -291,17 +317,29 @@ function tojsonImpl(rs: RenderState, value: unknown, ensureAscii: unknown, inden
       separators: seps,
       sort_keys: truthy(sortKeys),
       typeName,
+      maxLength: Math.min(rs.maxChars, Math.floor(rs.room() / 2)),
       default: (v: unknown) => {
         if (v instanceof Markup) return v.s;
-        if (v instanceof PyDict) return new Map(dictItems(v) as Array<[unknown, unknown]>);
-        if (isTuple(v)) return Array.from(v as unknown[]);
+        if (v instanceof PyDict) {
+          rs.buildItems(v.m.size);
+          rs.charge(v.m.size * TUPLE_UNITS);
+          return new Map(dictItems(v) as Array<[unknown, unknown]>);
+        }
+        if (isTuple(v)) {
+          rs.buildItems((v as unknown[]).length);
+          return Array.from(v as unknown[]);
+        }
         throw new JsonDumpsError("TypeError", `Object of type ${typeName(v)} is not JSON serializable`);
       },
     });
-    rs.checkSize(r.length);
+    rs.charge(2 * r.length);
     return r;
   } catch (e) {
     if (e instanceof JsonDumpsError) throw new PyError(e.pyType, e.message);
+    if (e instanceof DumpsTooLarge) {
+      rs.checkSize(e.size);
+      rs.charge(2 * e.size);
+    }
     throw e;
   }
 }
@@ -353,7 +391,7 @@ function selectOrReject(rs: RenderState, value: unknown, args: unknown[], kwargs
       const rest = args.slice(off + 1);
       func = (x) => callTestByName(rs, name, x, rest, kwargs);
     } else func = (x) => truthy(x);
-    for (const item of iterate(value)) {
+    for (const item of iterate(value, rs)) {
       rs.addSteps(1);
       const ok = func(trans(item));
       if (ok !== negate) yield item;
@@ -362,10 +400,10 @@ function selectOrReject(rs: RenderState, value: unknown, args: unknown[], kwargs
 }
 
 const F: Record<string, FilterFn> = {
-  abs: (_rs, v, a, k) => {
+  abs: (rs, v, a, k) => {
     fbind("abs", a, k, []);
     if (typeof v === "number") return Number.isInteger(v) ? Math.abs(v) || 0 : Math.abs(v);
-    if (typeof v === "bigint") return v < 0n ? mkInt(-v) : v;
+    if (typeof v === "bigint") return v < 0n ? bigOut(rs, mkInt(-v)) : v;
     if (typeof v === "boolean") return v ? 1 : 0;
     if (v instanceof PyFloat) return new PyFloat(Math.abs(v.value));
     throw typeError(`bad operand type for abs(): '${typeName(v)}'`);
@@ -389,26 +427,30 @@ const F: Record<string, FilterFn> = {
     const n = toInt("batch", linecount);
     return gen("generator", function* () {
       let tmp: unknown[] = [];
-      for (const item of iterate(v)) {
+      for (const item of iterate(v, rs)) {
         rs.addSteps(1);
         if (tmp.length === n) {
           yield tmp;
           tmp = [];
         }
+        rs.charge(ITEM_UNITS);
         tmp.push(item);
       }
       if (tmp.length > 0) {
-        if (fill !== null && tmp.length < n) for (let i = tmp.length; i < n; i++) tmp.push(fill);
+        if (fill !== null && tmp.length < n) {
+          rs.buildItems(n - tmp.length);
+          for (let i = tmp.length; i < n; i++) tmp.push(fill);
+        }
         yield tmp;
       }
     }, "do_batch");
   },
-  capitalize: (_rs, v, a, k) => (noArgs("do_capitalize", a, k), mapStr(softStr(v), pyCapitalize)),
+  capitalize: (rs, v, a, k) => (noArgs("do_capitalize", a, k), mapStr(softStr(v, rs), (s) => caseMapped(rs, s, pyCapitalize))),
   center: (rs, v, a, k) => {
     const [width] = fbind("do_center", a, k, [["width", 80]]);
     const w = toInt("center", width);
-    rs.checkSize(w);
-    return mapStr(softStr(v), (s) => pyCenter(s, w, " "));
+    rs.buildStr(Math.max(0, w));
+    return mapStr(softStr(v, rs), (s) => pyCenter(s, w, " "));
   },
   count: (_rs, v, a, k) => {
     if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`len() takes exactly one argument (${a.length + 1} given)`);
@@ -429,13 +471,16 @@ const F: Record<string, FilterFn> = {
       if (v instanceof Undefined) failUndefined(v);
       throw new PyError("AttributeError", `'${typeName(v)}' object has no attribute 'items'`);
     }
+    const n = dictSize(v);
+    rs.buildItems(n);
+    rs.charge(n * TUPLE_UNITS);
     const items = dictItems(v);
     return pySorted(rs, items, (it) => {
       const x = (it as unknown[])[pos];
-      return truthy(cs) ? x : ignoreCase(x);
+      return truthy(cs) ? x : ignoreCase(x, rs);
     }, truthy(reverse));
   },
-  escape: (_rs, v, a, k) => (fbind("escape", a, k, []), markupEscape(v)),
+  escape: (rs, v, a, k) => (fbind("escape", a, k, []), v instanceof Markup ? v : escaped(rs, pyStr(v, rs))),
   filesizeformat: (_rs, v, a, k) => {
     const [binary] = fbind("do_filesizeformat", a, k, [["binary", false]]);
     const bytes = toFloatStrict(v);
@@ -452,9 +497,17 @@ const F: Record<string, FilterFn> = {
     }
     return `${fmtF((base * bytes) / unit, 1)} ${prefix}`;
   },
-  first: (_rs, v, a, k) => {
+  first: (rs, v, a, k) => {
     fbind("sync_do_first", a, k, []);
-    const it = pyIter(v);
+    if (isStr(v)) {
+      // the first code point (as pyIter would give it, a plain str), without the others
+      const s = strOf(v);
+      if (s.length === 0) return new Undefined("No first item, sequence was empty.");
+      const c = s.charCodeAt(0);
+      const d = s.charCodeAt(1);
+      return c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? s.slice(0, 2) : s[0];
+    }
+    const it = pyIter(v, rs);
     if (Array.isArray(it)) return it.length > 0 ? it[0] : new Undefined("No first item, sequence was empty.");
     const r = it.next();
     return r.done ? new Undefined("No first item, sequence was empty.") : r.value;
@@ -469,31 +522,37 @@ const F: Record<string, FilterFn> = {
     }
     return dflt;
   },
-  forceescape: (_rs, v, a, k) => (fbind("do_forceescape", a, k, []), markupEscape(v instanceof Markup ? v.s : pyStr(v))),
-  format: (_rs, v, a, k) => {
+  forceescape: (rs, v, a, k) => (fbind("do_forceescape", a, k, []), escaped(rs, v instanceof Markup ? v.s : pyStr(v, rs))),
+  format: (rs, v, a, k) => {
     if (a.length > 0 && k !== null && k.size > 0) throw new PyError("FilterArgumentError", "can't handle positional and keyword arguments at the same time");
-    const fmtv = softStr(v);
-    if (k !== null && k.size > 0) return percentFormat(fmtv, new Map(k));
-    return percentFormat(fmtv, mkTuple(a.slice()));
+    const fmtv = softStr(v, rs);
+    if (k !== null && k.size > 0) return percentFormat(fmtv, new Map(k), rs);
+    return percentFormat(fmtv, mkTuple(a.slice()), rs);
   },
   groupby: (rs, v, a, k) => {
     const [attribute, dflt, cs] = fbind("sync_do_groupby", a, k, [["attribute", NONE], ["default", null], ["case_sensitive", false]]);
-    const expr = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase, dflt);
-    const sorted = pySorted(rs, pyList(v), expr, false);
+    const expr = attrGetter(rs, attribute, truthy(cs) ? null : (x) => ignoreCase(x, rs), dflt);
+    const sorted = pySorted(rs, pyList(v, rs), expr, false);
+    // the groups' lists hold every item once; each group is a tuple in the result list
+    rs.buildItems(sorted.length);
     const out: unknown[] = [];
     const outExpr = attrGetter(rs, attribute, null, dflt);
     let curKey: unknown = MISSING;
     let cur: unknown[] = [];
+    const group = (): void => {
+      rs.charge(ITEM_UNITS + TUPLE_UNITS);
+      out.push(groupTuple(truthy(cs) ? curKey : outExpr(cur[0]), cur));
+    };
     for (const item of sorted) {
       const key = expr(item);
       if (curKey !== MISSING && pyEq(key, curKey)) cur.push(item);
       else {
-        if (curKey !== MISSING) out.push(groupTuple(truthy(cs) ? curKey : outExpr(cur[0]), cur));
+        if (curKey !== MISSING) group();
         curKey = key;
         cur = [item];
       }
     }
-    if (curKey !== MISSING) out.push(groupTuple(truthy(cs) ? curKey : outExpr(cur[0]), cur));
+    if (curKey !== MISSING) group();
     return out;
   },
   indent: (rs, v, a, k) => {
@@ -507,11 +566,14 @@ const F: Record<string, FilterFn> = {
       throw typeError(`unsupported operand type(s) for +=: '${typeName(v)}' and 'str'`);
     }
     const isM = v instanceof Markup;
-    const ind = isM && !(width instanceof Markup) ? markupEscape(indention).s : indention;
+    const ind = isM && !(width instanceof Markup) ? escaped(rs, indention).s : indention;
     const s = strOf(v) + "\n";
     let rv: string;
+    // the lines (a slot, and a copy with the indentation, each) and the result, before any is built
+    const nl = lineCount(s);
+    rs.buildItems(2 * nl);
+    rs.buildStr(s.length + (nl + 1) * ind.length);
     const lines = pySplitlines(s, false);
-    rs.checkSize(s.length + lines.length * ind.length);
     if (truthy(blank)) rv = lines.join("\n" + ind);
     else {
       rv = lines.shift() ?? "";
@@ -521,13 +583,13 @@ const F: Record<string, FilterFn> = {
     rs.checkSize(rv.length);
     return isM ? new Markup(rv) : rv;
   },
-  int: (_rs, v, a, k) => {
+  int: (rs, v, a, k) => {
     const [dflt, base] = fbind("do_int", a, k, [["default", 0], ["base", 10]]);
     if (v instanceof Undefined) failUndefined(v);
     if (isStr(v)) {
       const b = toInt("int", base);
       const r = parsePyInt(strOf(v), b);
-      if (r !== null) return r;
+      if (r !== null) return bigOut(rs, r);
       const f = parsePyFloat(strOf(v));
       if (f !== null && Number.isFinite(f)) return mkInt(BigInt(Math.trunc(f)));
       return dflt;
@@ -542,39 +604,49 @@ const F: Record<string, FilterFn> = {
     }
     return dflt;
   },
-  items: (_rs, v, a, k) => {
+  items: (rs, v, a, k) => {
     fbind("do_items", a, k, []);
     return gen("generator", function* () {
       if (v instanceof Undefined) return;
       if (!isDict(v)) throw typeError("Can only get item pairs from a mapping.");
+      const n = dictSize(v);
+      rs.buildItems(n);
+      rs.charge(n * TUPLE_UNITS);
       yield* dictItems(v);
     }, "do_items");
   },
   join: (rs, v, a, k) => {
     const [d, attribute] = fbind("sync_do_join", a, k, [["d", ""], ["attribute", null]]);
-    let items = pyList(v);
+    let items = pyList(v, rs);
     if (attribute !== null) {
       const g = attrGetter(rs, attribute, null);
+      rs.buildItems(items.length);
       items = items.map(g);
     }
     rs.addSteps(items.length);
-    const sep = pyStr(d);
+    const sep = pyStr(d, rs);
     let total = 0;
+    rs.buildItems(items.length);
     const parts = items.map((x) => {
-      const s = pyStr(x);
+      const s = pyStr(x, rs);
       total += s.length + sep.length;
       return s;
     });
-    rs.checkSize(total);
+    rs.buildStr(Math.max(0, total - sep.length));
     return parts.join(sep);
   },
-  last: (_rs, v, a, k) => {
+  last: (rs, v, a, k) => {
     fbind("do_last", a, k, []);
     if (typeof v === "string" || v instanceof Markup) {
-      const cps = cpArray(strOf(v));
-      return cps.length > 0 ? (v instanceof Markup ? new Markup(cps[cps.length - 1] as string) : cps[cps.length - 1]) : new Undefined("No last item, sequence was empty.");
+      // the last code point, without the others
+      const s = strOf(v);
+      if (s.length === 0) return new Undefined("No last item, sequence was empty.");
+      const d = s.charCodeAt(s.length - 1);
+      const c = s.charCodeAt(s.length - 2);
+      const ch = d >= 0xdc00 && d <= 0xdfff && c >= 0xd800 && c <= 0xdbff ? s.slice(-2) : (s[s.length - 1] as string);
+      return v instanceof Markup ? new Markup(ch) : ch;
     }
-    const r = reversedOf(v);
+    const r = reversedOf(v, rs);
     if (r === MISSING) throw typeError(`'${typeName(v)}' object is not reversible`);
     const n = (r as PyIter).next();
     return n.done ? new Undefined("No last item, sequence was empty.") : n.value;
@@ -585,11 +657,11 @@ const F: Record<string, FilterFn> = {
   },
   list: (rs, v, a, k) => {
     fbind("sync_do_list", a, k, []);
-    const r = pyList(v);
+    const r = pyList(v, rs);
     rs.addSteps(r.length);
-    return r === v ? r.slice() : r;
+    return r;
   },
-  lower: (_rs, v, a, k) => (noArgs("do_lower", a, k), mapStr(softStr(v), (s) => s.toLowerCase())),
+  lower: (rs, v, a, k) => (noArgs("do_lower", a, k), mapStr(softStr(v, rs), (s) => caseMapped(rs, s, lower))),
   map: (rs, v, a, k) =>
     gen("generator", function* () {
       if (!truthy(v)) return;
@@ -608,17 +680,17 @@ const F: Record<string, FilterFn> = {
         const rest = a.slice(1);
         func = (x) => callFilterByName(rs, name, x, rest, k);
       }
-      for (const item of iterate(v)) {
+      for (const item of iterate(v, rs)) {
         rs.addSteps(1);
         yield func(item);
       }
     }, "sync_do_map"),
   max: (rs, v, a, k) => minMax(rs, v, a, k, "do_max", true),
   min: (rs, v, a, k) => minMax(rs, v, a, k, "do_min", false),
-  pprint: (_rs, v, a, k) => (fbind("do_pprint", a, k, []), pformat(v, 0, 0)),
-  random: (_rs, v, a, k) => {
+  pprint: (rs, v, a, k) => (fbind("do_pprint", a, k, []), pformat(rs, v, 0, 0)),
+  random: (rs, v, a, k) => {
     fbind("do_random", a, k, []);
-    const seq = pyList(v);
+    const seq = pyList(v, rs);
     if (seq.length === 0) return new Undefined("No random item, sequence was empty.");
     return seq[Math.floor(Math.random() * seq.length)];
   },
@@ -626,58 +698,35 @@ const F: Record<string, FilterFn> = {
   rejectattr: (rs, v, a, k) => selectOrReject(rs, v, a, k, true, true),
   replace: (rs, v, a, k) => {
     const [old, nw, count] = fbind("do_replace", a, k, [["old", NONE], ["new", NONE], ["count", null]]);
-    const s = pyStr(v);
-    const o = pyStr(old);
-    const n = pyStr(nw);
+    const s = pyStr(v, rs);
+    const o = pyStr(old, rs);
+    const n = pyStr(nw, rs);
     const c = count === null ? -1 : toInt("replace", count);
-    rs.checkSize(replacedLength(s, o, n, c));
-    let r: string;
-    if (c === 0) r = s;
-    else if (o.length === 0) {
-      const cps = cpArray(s);
-      r = "";
-      let done = 0;
-      for (let i = 0; i <= cps.length; i++) {
-        if (c < 0 || done < c) {
-          r += n;
-          done++;
-        }
-        if (i < cps.length) r += cps[i];
-      }
-    } else if (c < 0) r = s.split(o).join(n);
-    else {
-      r = "";
-      let i = 0;
-      let done = 0;
-      while (done < c) {
-        const j = s.indexOf(o, i);
-        if (j < 0) break;
-        r += s.slice(i, j) + n;
-        i = j + o.length;
-        done++;
-      }
-      r += s.slice(i);
-    }
-    rs.checkSize(r.length);
-    return r;
+    return replaced(rs, s, o, n, c);
   },
-  reverse: (_rs, v, a, k) => {
+  reverse: (rs, v, a, k) => {
     fbind("do_reverse", a, k, []);
-    if (typeof v === "string") return cpArray(v).reverse().join("");
-    if (v instanceof Markup) return new Markup(cpArray(v.s).reverse().join(""));
-    const r = reversedOf(v);
+    if (isStr(v)) {
+      // the code points, then the reversed text
+      const s = strOf(v);
+      rs.buildItems(s.length);
+      rs.buildStr(s.length);
+      const r = cpArray(s).reverse().join("");
+      return v instanceof Markup ? new Markup(r) : r;
+    }
+    const r = reversedOf(v, rs);
     if (r !== MISSING) return r;
     try {
-      return pyList(v).reverse();
+      return pyList(v, rs).reverse();
     } catch (e) {
       if (e instanceof PyError && e.pyType === "TypeError") throw new PyError("FilterArgumentError", "argument must be iterable");
       throw e;
     }
   },
-  round: (_rs, v, a, k) => {
+  round: (rs, v, a, k) => {
     const [precision, method] = fbind("do_round", a, k, [["precision", 0], ["method", "common"]]);
     if (method !== "common" && method !== "ceil" && method !== "floor") throw new PyError("FilterArgumentError", "method must be common, ceil or floor");
-    if (method === "common") return pyRound(v, precision);
+    if (method === "common") return pyRound(rs, v, precision);
     if (v instanceof Undefined) failUndefined(v);
     const p = toInt("round", precision);
     const scale = Math.pow(10, p);
@@ -685,14 +734,14 @@ const F: Record<string, FilterFn> = {
     const r = method === "ceil" ? Math.ceil(x) : Math.floor(x);
     return mkFloat(r / scale);
   },
-  safe: (_rs, v, a, k) => (fbind("do_mark_safe", a, k, []), v instanceof Markup ? v : new Markup(pyStr(v))),
+  safe: (rs, v, a, k) => (fbind("do_mark_safe", a, k, []), v instanceof Markup ? v : new Markup(pyStr(v, rs))),
   select: (rs, v, a, k) => selectOrReject(rs, v, a, k, false, false),
   selectattr: (rs, v, a, k) => selectOrReject(rs, v, a, k, false, true),
   slice: (rs, v, a, k) => {
     const [slices, fill] = fbind("sync_do_slice", a, k, [["slices", NONE], ["fill_with", null]]);
     const n = toInt("slice", slices);
     return gen("generator", function* () {
-      const seq = pyList(v);
+      const seq = pyList(v, rs);
       rs.addSteps(seq.length);
       const length = seq.length;
       const per = Math.floor(length / n);
@@ -702,6 +751,8 @@ const F: Record<string, FilterFn> = {
         const start = offset + i * per;
         if (i < extra) offset++;
         const end = offset + (i + 1) * per;
+        // (each slice: its items and one more slot, for the list and a fill value)
+        rs.buildItems(Math.max(0, end - start) + 1);
         const tmp = seq.slice(start, end);
         if (fill !== null && i >= extra) tmp.push(fill);
         yield tmp;
@@ -710,49 +761,43 @@ const F: Record<string, FilterFn> = {
   },
   sort: (rs, v, a, k) => {
     const [reverse, cs, attribute] = fbind("do_sort", a, k, [["reverse", false], ["case_sensitive", false], ["attribute", null]]);
-    const key = multiAttrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
-    return pySorted(rs, pyList(v), key, truthy(reverse));
+    const key = multiAttrGetter(rs, attribute, truthy(cs) ? null : (x) => ignoreCase(x, rs));
+    return pySorted(rs, pyList(v, rs), key, truthy(reverse));
   },
-  string: (_rs, v, a, k) => {
+  string: (rs, v, a, k) => {
     if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`soft_str() takes exactly one argument (${a.length + 1} given)`);
-    return softStr(v);
+    return softStr(v, rs);
   },
-  striptags: (_rs, v, a, k) => (fbind("do_striptags", a, k, []), striptags(v instanceof Markup ? v.s : pyStr(v))),
+  striptags: (rs, v, a, k) => (fbind("do_striptags", a, k, []), striptags(rs, v instanceof Markup ? v.s : pyStr(v, rs))),
   sum: (rs, v, a, k) => {
     const [attribute, start] = fbind("sync_do_sum", a, k, [["attribute", null], ["start", 0]]);
-    let items = pyList(v);
-    if (attribute !== null) items = items.map(attrGetter(rs, attribute, null));
+    let items = pyList(v, rs);
+    if (attribute !== null) {
+      rs.buildItems(items.length);
+      items = items.map(attrGetter(rs, attribute, null));
+    }
     if (isStr(start)) throw typeError("sum() can't sum strings [use ''.join(seq) instead]");
     rs.addSteps(items.length);
     let acc: unknown = start;
     for (const x of items) acc = pyAdd(acc, x, rs);
     return acc;
   },
-  title: (_rs, v, a, k) => {
+  title: (rs, v, a, k) => {
     noArgs("do_title", a, k);
-    return mapStr(softStr(v), (s) =>
-      s
-        .split(/([-\s({[<]+)/u)
-        .filter((item) => item.length > 0)
-        .map((item) => {
-          const first = String.fromCodePoint(item.codePointAt(0) as number);
-          return first.toUpperCase() + item.slice(first.length).toLowerCase();
-        })
-        .join(""),
-    );
+    return mapStr(softStr(v, rs), (s) => caseMapped(rs, s, titleWords));
   },
   tojson: (rs, v, a, k) => {
     const [ensureAscii, indent, separators, sortKeys] = fbind("tojson", a, k, [["ensure_ascii", false], ["indent", null], ["separators", null], ["sort_keys", false]]);
     return tojsonImpl(rs, v, ensureAscii, indent, separators, sortKeys);
   },
-  trim: (_rs, v, a, k) => {
+  trim: (rs, v, a, k) => {
     const [chars] = fbind("do_trim", a, k, [["chars", null]]);
     let c: string | null = null;
     if (chars !== null) {
       if (!isStr(chars)) throw typeError("strip arg must be None or str");
       c = strOf(chars);
     }
-    return mapStr(softStr(v), (s) => pyStrip(s, c, true, true));
+    return mapStr(softStr(v, rs), (s) => stripped(rs, s, c, true, true));
   },
   truncate: (rs, v, a, k) => {
     const [length, killwords, end, leeway] = fbind("do_truncate", a, k, [["length", 255], ["killwords", false], ["end", "..."], ["leeway", null]]);
@@ -761,64 +806,102 @@ const F: Record<string, FilterFn> = {
     if (pyCompare(length, endLen, "gteq") < 0) throw new PyError("AssertionError", `expected length >= ${endLen}, got ${pyStr(length)}`);
     if (pyCompare(lw, 0, "gteq") < 0) throw new PyError("AssertionError", `expected leeway >= 0, got ${pyStr(lw)}`);
     if (pyCompare(pyLen(v), pyAdd(length, lw, rs), "lteq") <= 0) return v;
-    const head = pySlice(v, null, pySub(length, endLen), null);
+    const head = pySlice(v, null, pySub(length, endLen, rs), null, rs);
     if (truthy(killwords)) return pyAdd(head, end, rs);
     const parts = callValue(rs, getAttr(rs, head, "rsplit"), [" ", 1], null);
     return pyAdd(getItem(rs, parts, 0), end, rs);
   },
   unique: (rs, v, a, k) => {
     const [cs, attribute] = fbind("sync_do_unique", a, k, [["case_sensitive", false], ["attribute", null]]);
-    const getter = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
+    const getter = attrGetter(rs, attribute, truthy(cs) ? null : (x) => ignoreCase(x, rs));
     return gen("generator", function* () {
-      const seen: unknown[] = [];
-      for (const item of iterate(v)) {
+      // a set of the keys seen, by their normalized form (1 == 1.0 == True, Markup == str, as
+      // Python hashes them); a NaN equals nothing, so each is new
+      const seen = new Set<unknown>();
+      for (const item of iterate(v, rs)) {
         rs.addSteps(1);
         const key = getter(item);
         if (!isHashable(key)) throw typeError(`unhashable type: '${typeName(key)}'`);
-        if (!seen.some((s) => pyEq(s, key))) {
-          seen.push(key);
+        const nk = mapKey(key);
+        if (typeof nk === "number" && nk !== nk) {
+          yield item;
+          continue;
+        }
+        if (!seen.has(nk)) {
+          rs.charge(ITEM_UNITS);
+          seen.add(nk);
           yield item;
         }
       }
     }, "sync_do_unique");
   },
-  upper: (_rs, v, a, k) => (noArgs("do_upper", a, k), mapStr(softStr(v), (s) => s.toUpperCase())),
-  urlencode: (_rs, v, a, k) => {
+  upper: (rs, v, a, k) => (noArgs("do_upper", a, k), mapStr(softStr(v, rs), (s) => caseMapped(rs, s, upper))),
+  urlencode: (rs, v, a, k) => {
     fbind("do_urlencode", a, k, []);
-    if (isStr(v) || !isIterable(v)) return urlQuote(v, false);
-    const items = isDict(v) ? dictItems(v) : pyList(v);
-    return items.map((it) => {
-      const [kk, vv] = pyList(it);
-      return `${urlQuote(kk, true)}=${urlQuote(vv, true)}`;
-    }).join("&");
+    if (isStr(v) || !isIterable(v)) return urlQuote(rs, v, false);
+    if (isDict(v)) {
+      rs.buildItems(dictSize(v));
+      rs.charge(dictSize(v) * TUPLE_UNITS);
+    }
+    const items = isDict(v) ? dictItems(v) : pyList(v, rs);
+    rs.buildItems(items.length);
+    const parts = items.map((it) => {
+      const [kk, vv] = pyList(it, rs);
+      return `${urlQuote(rs, kk, true)}=${urlQuote(rs, vv, true)}`;
+    });
+    let n = 0;
+    for (const p of parts) n += p.length + 1;
+    rs.buildStr(Math.max(0, n - 1));
+    return parts.join("&");
   },
   urlize: () => {
     throw new PyError("TemplateRuntimeError", "the urlize filter is not supported by deltatok");
   },
-  wordcount: (_rs, v, a, k) => {
+  wordcount: (rs, v, a, k) => {
     fbind("do_wordcount", a, k, []);
-    const s = pyStr(softStr(v) instanceof Markup ? (softStr(v) as Markup).s : softStr(v));
-    const m = s.match(/[\p{L}\p{N}_]+/gu);
-    return m === null ? 0 : m.length;
+    const sv = softStr(v, rs);
+    const s = sv instanceof Markup ? sv.s : sv;
+    // counted match by match (no array of every word)
+    const re = /[\p{L}\p{N}_]+/gu;
+    let n = 0;
+    while (re.exec(s) !== null) n++;
+    return n;
   },
-  wordwrap: (_rs, v, a, k) => {
+  wordwrap: (rs, v, a, k) => {
     const [width, breakLong, wrapstring] = fbind("do_wordwrap", a, k, [["width", 79], ["break_long_words", true], ["wrapstring", null], ["break_on_hyphens", true]]);
     const w = toInt("wordwrap", width);
-    const sep = wrapstring === null ? "\n" : pyStr(wrapstring);
-    const s = pyStr(v);
-    return pySplitlines(s, false).map((line) => wrapLine(line, w, truthy(breakLong)).join(sep)).join(sep);
+    const sep = wrapstring === null ? "\n" : pyStr(wrapstring, rs);
+    const s = pyStr(v, rs);
+    rs.buildItems(lineCount(s));
+    const wrapped: string[] = [];
+    let n = 0;
+    for (const line of pySplitlines(s, false)) {
+      // each wrapped line is charged as wrapLine makes it (a slot, its text and a separator)
+      const r = wrapLine(rs, line, w, truthy(breakLong), sep.length).join(sep);
+      wrapped.push(r);
+      n += r.length + sep.length;
+    }
+    rs.buildStr(Math.max(0, n - sep.length));
+    return wrapped.join(sep);
   },
-  xmlattr: (_rs, v, a, k) => {
+  xmlattr: (rs, v, a, k) => {
     const [autospace] = fbind("do_xmlattr", a, k, [["autospace", true]]);
     if (!isDict(v)) throw new PyError("AttributeError", `'${typeName(v)}' object has no attribute 'items'`);
     const items: string[] = [];
+    rs.buildItems(dictSize(v));
+    rs.charge(dictSize(v) * TUPLE_UNITS);
+    let n = 0;
     for (const it of dictItems(v)) {
       const [key, val] = it as unknown[];
       if (val === null || val instanceof Undefined) continue;
-      const ks = pyStr(key);
+      const ks = pyStr(key, rs);
       if (/[\s/>=]/.test(ks)) throw new PyError("ValueError", `Invalid character in attribute name: ${pyRepr(key)}`);
-      items.push(`${markupEscape(key).s}="${markupEscape(val).s}"`);
+      const item = `${key instanceof Markup ? key.s : escaped(rs, ks).s}="${val instanceof Markup ? val.s : escaped(rs, pyStr(val, rs)).s}"`;
+      rs.charge(item.length + PIECE_UNITS);
+      items.push(item);
+      n += item.length + 1;
     }
+    rs.buildStr(n);
     let rv = items.join(" ");
     if (truthy(autospace) && rv) rv = " " + rv;
     return rv;
@@ -850,10 +933,10 @@ function toFloatStrict(v: unknown): number {
 
 function minMax(rs: RenderState, v: unknown, a: unknown[], k: Map<string, unknown> | null, fname: string, isMax: boolean): unknown {
   const [cs, attribute] = fbind(fname, a, k, [["case_sensitive", false], ["attribute", null]]);
-  const items = pyList(v);
+  const items = pyList(v, rs);
   if (items.length === 0) return new Undefined("No aggregated item, sequence was empty.");
   rs.addSteps(items.length);
-  const key = attrGetter(rs, attribute, truthy(cs) ? null : ignoreCase);
+  const key = attrGetter(rs, attribute, truthy(cs) ? null : (x) => ignoreCase(x, rs));
   let best = items[0];
   let bestKey = key(best);
   for (let i = 1; i < items.length; i++) {
@@ -865,89 +948,6 @@ function minMax(rs: RenderState, v: unknown, a: unknown[], k: Map<string, unknow
     }
   }
   return best;
-}
-
-function urlQuote(v: unknown, forQs: boolean): string {
-  const s = isStr(v) ? strOf(v) : pyStr(v);
-  const safe = forQs ? "" : "/";
-  let out = "";
-  for (const b of new TextEncoder().encode(s)) {
-    const c = String.fromCharCode(b);
-    if (/[A-Za-z0-9_.\-~]/.test(c) || safe.includes(c)) out += c;
-    else if (forQs && c === " ") out += "+";
-    else out += "%" + b.toString(16).toUpperCase().padStart(2, "0");
-  }
-  return out;
-}
-
-function wrapLine(line: string, width: number, breakLong: boolean): string[] {
-  const words = line.split(/(\s+)/).filter((w) => w.length > 0);
-  const lines: string[] = [];
-  let cur = "";
-  for (const w of words) {
-    if (/^\s+$/.test(w)) {
-      if (cur.length > 0) cur += w;
-      continue;
-    }
-    let word = w;
-    if (cpLen(cur.trimEnd()) + (cur.trimEnd().length > 0 ? 0 : 0) + cpLen(word) <= width && cpLen(cur) + cpLen(word) <= width) {
-      cur += word;
-      continue;
-    }
-    if (cur.trim().length > 0) lines.push(cur.trimEnd());
-    cur = "";
-    while (breakLong && cpLen(word) > width) {
-      lines.push(cpSlice(word, 0, width));
-      word = cpSlice(word, width, cpLen(word));
-    }
-    cur = word;
-  }
-  if (cur.trim().length > 0) lines.push(cur.trimEnd());
-  return lines;
-}
-
-/** pprint.saferepr: repr with dict keys sorted. */
-function safeRepr(v: unknown): string {
-  if (isDict(v)) {
-    const items = sortedItems(v);
-    return "{" + items.map(([k, x]) => safeRepr(k) + ": " + safeRepr(x)).join(", ") + "}";
-  }
-  if (Array.isArray(v)) {
-    const inner = v.map(safeRepr).join(", ");
-    if (isTuple(v)) return "(" + inner + (v.length === 1 ? ",)" : ")");
-    return "[" + inner + "]";
-  }
-  return pyRepr(v);
-}
-
-function sortedItems(d: unknown): unknown[][] {
-  const items = dictItems(d);
-  try {
-    return items.slice().sort((a, b) => (pyCompare(a[0], b[0], "lt") < 0 ? -1 : pyCompare(b[0], a[0], "lt") < 0 ? 1 : 0));
-  } catch {
-    return items;
-  }
-}
-
-/** pprint.pformat(v) (width 80; long strings are not split, unlike Python). */
-function pformat(v: unknown, indent: number, allowance: number): string {
-  const rep = safeRepr(v);
-  if (rep.length <= 80 - indent - allowance) return rep;
-  if (isDict(v) && dictItems(v).length > 0) {
-    const items = sortedItems(v);
-    const parts = items.map(([k, x], i) => {
-      const kr = safeRepr(k);
-      return kr + ": " + pformat(x, indent + 1 + kr.length + 2, i === items.length - 1 ? allowance + 1 : 1);
-    });
-    return "{" + parts.join(",\n" + " ".repeat(indent + 1)) + "}";
-  }
-  if (Array.isArray(v) && v.length > 0) {
-    const tup = isTuple(v);
-    const end = tup && v.length === 1 ? ",)" : tup ? ")" : "]";
-    const parts = v.map((x, i) => pformat(x, indent + 1, i === v.length - 1 ? allowance + end.length : 1));
-    return (tup ? "(" : "[") + parts.join(",\n" + " ".repeat(indent + 1)) + end;
-  }
-  return rep;
 }
 
 export const FILTERS: ReadonlyMap<string, FilterFn> = new Map(Object.entries(F));
@@ -981,7 +981,7 @@ function cmpTest(op: "eq" | "ne" | "lt" | "lteq" | "gt" | "gteq", pyop: string):
 }
 
 function modEq(rs: RenderState, v: unknown, m: unknown, r: number): boolean {
-  const x = pyMod(v, m, rs, (s, args) => percentFormat(s as string, args));
+  const x = pyMod(v, m, rs, (s, args) => percentFormat(s as string, args, rs));
   return pyEq(x, r);
 }
 
@@ -1002,8 +1002,8 @@ const T: Record<string, TestFn> = {
   true: (_rs, v, a, k) => (tbind("test_true", a, k, []), v === true),
   integer: (_rs, v, a, k) => (tbind("test_integer", a, k, []), isInt(v)),
   float: (_rs, v, a, k) => (tbind("test_float", a, k, []), isFloat(v)),
-  lower: (_rs, v, a, k) => (tbind("test_lower", a, k, []), pyIsLower(pyStr(v))),
-  upper: (_rs, v, a, k) => (tbind("test_upper", a, k, []), pyIsUpper(pyStr(v))),
+  lower: (rs, v, a, k) => (tbind("test_lower", a, k, []), pyIsLower(pyStr(v, rs))),
+  upper: (rs, v, a, k) => (tbind("test_upper", a, k, []), pyIsUpper(pyStr(v, rs))),
   string: (_rs, v, a, k) => (tbind("test_string", a, k, []), isStr(v)),
   mapping: (_rs, v, a, k) => (tbind("test_mapping", a, k, []), isDict(v)),
   number: (_rs, v, a, k) => (tbind("test_number", a, k, []), isNumber(v)),

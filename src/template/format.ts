@@ -8,8 +8,9 @@
 import { PyFloat } from "../json/values.js";
 import { floatRepr } from "../json/floatrepr.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
-import { dictGet, failUndefined, fval, isDict, isFloat, isInt, isStr, mkInt, pyRepr, pyStr, strOf, typeName } from "./ops.js";
-import { cpLen, cpSlice } from "./pystr.js";
+import { PIECE_UNITS, dictGet, failUndefined, fval, isDict, isFloat, isInt, isStr, mkInt, pyRepr, pyStr, strOf, typeName } from "./ops.js";
+import type { SizeGuard } from "./ops.js";
+import { StrBuilder, cpLen, cpSlice } from "./pystr.js";
 import { MISSING, Markup, PyRange, Undefined, isTuple } from "./values.js";
 
 // ---- number formatting ----------------------------------------------------------------------
@@ -111,12 +112,11 @@ function fmtNone(x: number, prec: number | null): string {
 }
 
 function groupDigits(int: string, sep: string, every = 3): string {
-  let out = "";
-  for (let i = 0; i < int.length; i++) {
-    if (i > 0 && (int.length - i) % every === 0) out += sep;
-    out += int[i];
-  }
-  return out;
+  // groups of `every` digits from the right (the first may be shorter)
+  const head = int.length % every || every;
+  const parts = [int.slice(0, head)];
+  for (let i = head; i < int.length; i += every) parts.push(int.slice(i, i + every));
+  return parts.join(sep);
 }
 
 // ---- printf-style -----------------------------------------------------------------------------
@@ -148,30 +148,53 @@ function checkField(n: number): void {
   if (n > MAX_FIELD) throw new PyError("BudgetExceeded", `format field too wide (${n} characters)`, "DT_TEMPLATE_BUDGET");
 }
 
-function pad(body: string, sign: string, width: number, left: boolean, zero: boolean): string {
+function pad(body: string, sign: string, width: number, left: boolean, zero: boolean, g: SizeGuard): string {
   checkField(width);
   const len = cpLen(body) + sign.length;
   if (width <= len) return sign + body;
+  g.buildStr(width - len);
   if (left) return sign + body + " ".repeat(width - len);
   if (zero) return sign + "0".repeat(width - len) + body;
   return " ".repeat(width - len) + sign + body;
 }
 
-function asciiRepr(v: unknown): string {
-  const r = pyRepr(v);
-  let out = "";
-  for (const ch of r) {
-    const cp = ch.codePointAt(0) as number;
-    if (cp < 0x80) out += ch;
-    else if (cp <= 0xff) out += "\\x" + cp.toString(16).padStart(2, "0");
-    else if (cp <= 0xffff) out += "\\u" + cp.toString(16).padStart(4, "0");
-    else out += "\\U" + cp.toString(16).padStart(8, "0");
+function asciiRepr(v: unknown, g: SizeGuard): string {
+  const r = pyRepr(v, g);
+  if (!/[^\x00-\x7f]/.test(r)) return r;
+  let n = r.length;
+  for (let i = 0; i < r.length; i++) {
+    const cp = r.codePointAt(i) as number;
+    if (cp < 0x80) continue;
+    if (cp <= 0xff) n += 3;
+    else if (cp <= 0xffff) n += 5;
+    else {
+      n += 8;
+      i++;
+    }
   }
-  return out;
+  // (built in chunks, then joined)
+  g.checkSize(n);
+  g.charge(2 * n);
+  const out = new StrBuilder();
+  let start = 0;
+  for (let i = 0; i < r.length; i++) {
+    const cp = r.codePointAt(i) as number;
+    if (cp < 0x80) continue;
+    if (start < i) out.add(r.slice(start, i));
+    if (cp <= 0xff) out.add("\\x" + cp.toString(16).padStart(2, "0"));
+    else if (cp <= 0xffff) out.add("\\u" + cp.toString(16).padStart(4, "0"));
+    else {
+      out.add("\\U" + cp.toString(16).padStart(8, "0"));
+      i++;
+    }
+    start = i + 1;
+  }
+  if (start < r.length) out.add(r.slice(start));
+  return out.toString();
 }
 
-/** Python `fmt % args`. `str` converts nested values (used with Markup escaping). */
-export function percentFormat(fmtIn: string | Markup, args: unknown): string | Markup {
+/** Python `fmt % args`, built under the render's budget `g`. */
+export function percentFormat(fmtIn: string | Markup, args: unknown, g: SizeGuard): string | Markup {
   const isMarkup = fmtIn instanceof Markup;
   const fmt = strOf(fmtIn);
   const esc = (s: string, v: unknown): string => {
@@ -195,16 +218,22 @@ export function percentFormat(fmtIn: string | Markup, args: unknown): string | M
     return list[argi++];
   };
   let out = "";
+  // each piece is charged (its length and its rope node); the result is capped as one value
+  const put = (t: string): void => {
+    g.charge(t.length + PIECE_UNITS);
+    out += t;
+    if (out.length > g.maxChars) g.checkSize(out.length);
+  };
   let i = 0;
   const n = fmt.length;
   let usedDict = false;
   while (i < n) {
     const p = fmt.indexOf("%", i);
     if (p < 0) {
-      out += fmt.slice(i);
+      put(fmt.slice(i));
       break;
     }
-    out += fmt.slice(i, p);
+    if (p > i) put(fmt.slice(i, p));
     i = p + 1;
     if (i >= n) throw valueError("incomplete format");
     let key: string | null = null;
@@ -269,7 +298,7 @@ export function percentFormat(fmtIn: string | Markup, args: unknown): string | M
     if (i >= n) throw valueError("incomplete format");
     const conv = fmt[i++] as string;
     if (conv === "%") {
-      out += "%";
+      put("%");
       continue;
     }
     let v: unknown;
@@ -285,9 +314,9 @@ export function percentFormat(fmtIn: string | Markup, args: unknown): string | M
       case "s":
       case "r":
       case "a": {
-        body = conv === "s" ? pyStr(v) : conv === "r" ? pyRepr(v) : asciiRepr(v);
+        body = conv === "s" ? pyStr(v, g) : conv === "r" ? pyRepr(v, g) : asciiRepr(v, g);
         if (prec !== null) body = cpSlice(body, 0, prec);
-        out += esc(pad(body, "", width, left, false), v);
+        put(esc(pad(body, "", width, left, false, g), v));
         continue;
       }
       case "d":
@@ -303,10 +332,15 @@ export function percentFormat(fmtIn: string | Markup, args: unknown): string | M
         body = abs.toString(radix);
         if (conv === "X") body = body.toUpperCase();
         if (prec !== null) checkField(prec);
-        if (prec !== null && body.length < prec) body = "0".repeat(prec - body.length) + body;
+        if (prec !== null && body.length < prec) {
+          g.buildStr(prec);
+          body = "0".repeat(prec - body.length) + body;
+        }
         if (alt && radix !== 10) body = (conv === "x" ? "0x" : conv === "X" ? "0X" : "0o") + body;
         sign = neg ? "-" : plus ? "+" : space ? " " : "";
         if (alt && radix !== 10 && zero && !left && width > body.length + sign.length) {
+          checkField(width);
+          g.buildStr(width);
           const pre = body.slice(0, 2);
           body = pre + "0".repeat(width - body.length - sign.length) + body.slice(2);
         }
@@ -338,13 +372,13 @@ export function percentFormat(fmtIn: string | Markup, args: unknown): string | M
           if (cp < 0 || cp > 0x10ffff) throw new PyError("OverflowError", "%c arg not in range(0x110000)");
           body = String.fromCodePoint(cp);
         } else throw typeError("%c requires int or char");
-        out += esc(pad(body, "", width, left, false), v);
+        put(esc(pad(body, "", width, left, false, g), v));
         continue;
       }
       default:
         throw valueError(`unsupported format character '${conv}' (0x${conv.charCodeAt(0).toString(16)}) at index ${i - 1}`);
     }
-    out += pad(body, sign, width, left, zero);
+    put(pad(body, sign, width, left, zero, g));
   }
   if (!usedDict && !mappingLike && argi < list.length) {
     throw typeError("not all arguments converted during string formatting");
@@ -409,7 +443,7 @@ function parseSpec(spec: string): Spec {
   return { fill, align, sign, alt, zero, width, grouping, precision, type };
 }
 
-function alignBody(body: string, sign: string, sp: Spec, defaultAlign: string): string {
+function alignBody(g: SizeGuard, body: string, sign: string, sp: Spec, defaultAlign: string): string {
   checkField(sp.width);
   let align = sp.align || defaultAlign;
   let fill = sp.fill;
@@ -420,6 +454,7 @@ function alignBody(body: string, sign: string, sp: Spec, defaultAlign: string): 
   const len = cpLen(body) + sign.length;
   if (sp.width <= len) return sign + body;
   const padn = sp.width - len;
+  g.buildStr(sp.width);
   switch (align) {
     case "<":
       return sign + body + fill.repeat(padn);
@@ -434,21 +469,22 @@ function alignBody(body: string, sign: string, sp: Spec, defaultAlign: string): 
   }
 }
 
-/** Python format(value, spec) for str, int, float, bool, None, Markup. */
-export function formatValue(v: unknown, spec: string): string {
-  if (spec === "") return pyStr(v);
+/** Python format(value, spec) for str, int, float, bool, None, Markup; padding is charged to `g`. */
+export function formatValue(v: unknown, spec: string, g: SizeGuard): string {
+  if (spec === "") return pyStr(v, g);
+  g.buildItems(spec.length);
   const sp = parseSpec(spec);
   if (isStr(v)) {
     if (sp.type !== "" && sp.type !== "s") throw valueError(`Unknown format code '${sp.type}' for object of type 'str'`);
     if (sp.sign) throw valueError("Sign not allowed in string format specifier");
     let s = strOf(v);
     if (sp.precision !== null) s = cpSlice(s, 0, sp.precision);
-    return alignBody(s, "", sp, "<");
+    return alignBody(g, s, "", sp, "<");
   }
-  if (typeof v === "boolean" && (sp.type === "" || sp.type === "s")) return alignBody(v ? "True" : "False", "", sp, "<");
+  if (typeof v === "boolean" && (sp.type === "" || sp.type === "s")) return alignBody(g, v ? "True" : "False", "", sp, "<");
   if (isInt(v) || typeof v === "boolean") {
     const iv = typeof v === "boolean" ? (v ? 1 : 0) : v;
-    if ("eEfFgG%".includes(sp.type) && sp.type !== "") return formatValue(mkFloatish(Number(iv)), spec);
+    if ("eEfFgG%".includes(sp.type) && sp.type !== "") return formatValue(mkFloatish(Number(iv)), spec, g);
     const neg = typeof iv === "bigint" ? iv < 0n : iv < 0;
     const abs = typeof iv === "bigint" ? (neg ? -iv : iv) : Math.abs(iv);
     let body: string;
@@ -482,7 +518,7 @@ export function formatValue(v: unknown, spec: string): string {
     if (sp.precision !== null) throw valueError("Precision not allowed in integer format specifier");
     if (sp.grouping) body = groupDigits(body, sp.grouping, sp.type === "" || sp.type === "d" ? 3 : 4);
     const sign = neg ? "-" : sp.sign === "+" ? "+" : sp.sign === " " ? " " : "";
-    return alignBody(body, sign + prefix, sp, ">");
+    return alignBody(g, body, sign + prefix, sp, ">");
   }
   if (isFloat(v)) {
     const x = fval(v);
@@ -517,11 +553,11 @@ export function formatValue(v: unknown, spec: string): string {
     }
     const neg = x < 0 || Object.is(x, -0);
     const sign = neg && x === x ? "-" : sp.sign === "+" ? "+" : sp.sign === " " ? " " : "";
-    return alignBody(body, sign, sp, ">");
+    return alignBody(g, body, sign, sp, ">");
   }
   if (v === null) {
     if (sp.type !== "" && sp.type !== "s") throw typeError("unsupported format string passed to NoneType.__format__");
-    return alignBody("None", "", sp, "<");
+    return alignBody(g, "None", "", sp, "<");
   }
   throw typeError(`unsupported format string passed to ${typeName(v)}.__format__`);
 }
@@ -535,10 +571,16 @@ export interface FormatLookups {
   getitem(obj: unknown, key: unknown): unknown;
 }
 
-/** Python str.format(*args, **kwargs) through the sandboxed formatter. */
-export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, look: FormatLookups, depth = 0): string {
+/** Python str.format(*args, **kwargs) through the sandboxed formatter, built under the render's budget `g`. */
+export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, look: FormatLookups, g: SizeGuard, depth = 0): string {
   if (depth > 2) throw valueError("Max string recursion exceeded");
   let out = "";
+  // each piece is charged (its length and its rope node); the result is capped as one value
+  const put = (t: string): void => {
+    g.charge(t.length + PIECE_UNITS);
+    out += t;
+    if (out.length > g.maxChars) g.checkSize(out.length);
+  };
   let auto = 0;
   let mode: "none" | "auto" | "manual" = "none";
   const n = fmt.length;
@@ -547,19 +589,22 @@ export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unkn
     const c = fmt[i] as string;
     if (c === "}") {
       if (fmt[i + 1] === "}") {
-        out += "}";
+        put("}");
         i += 2;
         continue;
       }
       throw valueError("Single '}' encountered in format string");
     }
     if (c !== "{") {
-      out += c;
-      i++;
+      // a run of literal text, up to the next brace
+      let j = i + 1;
+      while (j < n && fmt.charCodeAt(j) !== 123 && fmt.charCodeAt(j) !== 125) j++;
+      put(fmt.slice(i, j));
+      i = j;
       continue;
     }
     if (fmt[i + 1] === "{") {
-      out += "{";
+      put("{");
       i += 2;
       continue;
     }
@@ -629,12 +674,12 @@ export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unkn
         rest = rest.slice(close + 1);
       } else throw valueError("Only '.' or '[' may follow ']' in format field specifier");
     }
-    if (conv === "r") obj = pyRepr(obj);
-    else if (conv === "s") obj = pyStr(obj);
-    else if (conv === "a") obj = asciiRepr(obj);
+    if (conv === "r") obj = pyRepr(obj, g);
+    else if (conv === "s") obj = pyStr(obj, g);
+    else if (conv === "a") obj = asciiRepr(obj, g);
     else if (conv !== "") throw valueError(`Unknown conversion specifier ${conv}`);
-    if (spec.includes("{")) spec = strFormat(spec, args, kwargs, look, depth + 1);
-    out += formatValue(obj, spec);
+    if (spec.includes("{")) spec = strFormat(spec, args, kwargs, look, g, depth + 1);
+    put(formatValue(obj, spec, g));
   }
   return out;
 }

@@ -5,9 +5,9 @@
  * Layer: template.
  */
 import { PyError, typeError, valueError } from "./pyerror.js";
-import { dictGet, dictItems, dictKeys, dictSet, isDict, isStr, newDict, pyList, pyStr, strOf, typeName } from "./ops.js";
+import { ENTRY_UNITS, OBJECT_UNITS, TUPLE_UNITS, dictGet, dictItems, dictKeys, dictSet, dictSize, isDict, isStr, newDict, pyList, pyStr, strOf, typeName } from "./ops.js";
 import type { RenderState } from "./runtime.js";
-import { naiveFrom, strftime } from "./strftime.js";
+import { naiveFrom, strftime, strftimeBound } from "./strftime.js";
 import { Cycler, Joiner, Namespace, PyDict, PyFunction, PyRange } from "./values.js";
 
 /** jinja2.sandbox.MAX_RANGE */
@@ -24,31 +24,34 @@ function noKwargs(name: string, kwargs: Map<string, unknown> | null): void {
   if (kwargs !== null && kwargs.size > 0) throw typeError(`${name}() takes no keyword arguments`);
 }
 
-/** dict(*args, **kwargs) (key order as Python builds it). */
-function buildDict(fname: string, args: unknown[], kwargs: Map<string, unknown> | null): PyDict {
+/** dict(*args, **kwargs) (key order as Python builds it), charged to `rs` as it is built. */
+function buildDict(rs: RenderState, fname: string, args: unknown[], kwargs: Map<string, unknown> | null): PyDict {
   if (args.length > 1) throw typeError(`${fname} expected at most 1 argument, got ${args.length}`);
+  rs.charge(OBJECT_UNITS);
   const m = newDict();
   if (args.length === 1) {
     const src = args[0];
     if (isDict(src)) {
-      for (const k of dictKeys(src)) dictSet(m, k, dictGet(src, k));
+      rs.buildItems(dictSize(src));
+      for (const k of dictKeys(src)) dictSet(m, k, dictGet(src, k), rs);
     } else {
-      const items = pyList(src);
+      const items = pyList(src, rs);
       items.forEach((item, i) => {
         let pair: unknown[];
         try {
-          pair = pyList(item);
-        } catch {
+          pair = pyList(item, rs);
+        } catch (e) {
+          if (e instanceof PyError && e.code === "DT_TEMPLATE_BUDGET") throw e;
           throw typeError(`cannot convert dictionary update sequence element #${i} to a sequence`);
         }
         if (pair.length !== 2) {
           throw valueError(`dictionary update sequence element #${i} has length ${pair.length}; 2 is required`);
         }
-        dictSet(m, pair[0], pair[1]);
+        dictSet(m, pair[0], pair[1], rs);
       });
     }
   }
-  if (kwargs !== null) for (const [k, v] of kwargs) dictSet(m, k, v);
+  if (kwargs !== null) for (const [k, v] of kwargs) dictSet(m, k, v, rs);
   return m;
 }
 
@@ -126,27 +129,31 @@ export function makeGlobals(): Map<string, unknown> {
       return r;
     }),
   );
-  g.set("dict", new PyFunction("dict", "type", (_rs: RenderState, args, kwargs) => buildDict("dict", args, kwargs)));
+  g.set("dict", new PyFunction("dict", "type", (rs: RenderState, args, kwargs) => buildDict(rs, "dict", args, kwargs)));
   g.set(
     "namespace",
-    new PyFunction("Namespace", "type", (_rs: RenderState, args, kwargs) => {
-      const m = buildDict("dict", args, kwargs);
+    new PyFunction("Namespace", "type", (rs: RenderState, args, kwargs) => {
+      const m = buildDict(rs, "dict", args, kwargs);
+      // the namespace's own attribute map, besides the dict it was built from
+      rs.charge(OBJECT_UNITS + m.m.size * (ENTRY_UNITS + TUPLE_UNITS));
       const attrs = new Map<string, unknown>();
-      for (const [k, v] of dictItems(m) as unknown[][]) attrs.set(typeof k === "string" ? k : pyStr(k), v);
+      for (const [k, v] of dictItems(m) as unknown[][]) attrs.set(typeof k === "string" ? k : pyStr(k, rs), v);
       return new Namespace(attrs);
     }),
   );
   g.set(
     "cycler",
-    new PyFunction("Cycler", "type", (_rs: RenderState, args, kwargs) => {
+    new PyFunction("Cycler", "type", (rs: RenderState, args, kwargs) => {
       noKwargs("Cycler", kwargs);
       if (args.length === 0) throw new PyError("RuntimeError", "at least one item has to be provided");
+      rs.charge(OBJECT_UNITS);
+      rs.buildItems(args.length);
       return new Cycler(args.slice());
     }),
   );
   g.set(
     "joiner",
-    new PyFunction("Joiner", "type", (_rs: RenderState, args, kwargs) => new Joiner(kw(kwargs, "sep", args, 0, ", "))),
+    new PyFunction("Joiner", "type", (rs: RenderState, args, kwargs) => (rs.charge(OBJECT_UNITS), new Joiner(kw(kwargs, "sep", args, 0, ", ")))),
   );
   g.set(
     "lipsum",
@@ -157,19 +164,20 @@ export function makeGlobals(): Map<string, unknown> {
       const max = intArg(kw(kwargs, "max", args, 3, 100));
       rs.addSteps(Math.max(0, n) * Math.max(0, max));
       rs.checkSize(Math.max(0, n) * Math.max(0, max) * 16);
+      rs.charge(Math.max(0, n) * Math.max(0, max) * 16);
       return lipsum(n, html, min, max);
     }),
   );
   g.set(
     "raise_exception",
-    new PyFunction("raise_exception", "function", (_rs: RenderState, args, kwargs) => {
+    new PyFunction("raise_exception", "function", (rs: RenderState, args, kwargs) => {
       let msg: unknown;
       if (args.length === 1 && (kwargs === null || kwargs.size === 0)) msg = args[0];
       else if (args.length === 0 && kwargs !== null && kwargs.size === 1 && kwargs.has("message")) msg = kwargs.get("message");
       else if (args.length === 0 && (kwargs === null || kwargs.size === 0)) {
         throw typeError("raise_exception() missing 1 required positional argument: 'message'");
       } else throw typeError(`raise_exception() takes 1 positional argument but ${args.length} were given`);
-      throw new PyError("TemplateError", pyStr(msg), "DT_TEMPLATE_RAISED");
+      throw new PyError("TemplateError", pyStr(msg, rs), "DT_TEMPLATE_RAISED");
     }),
   );
   g.set(
@@ -183,7 +191,12 @@ export function makeGlobals(): Map<string, unknown> {
       const fmt = kw(kwargs, "fmt", args, 0, undefined);
       if (fmt === undefined) throw typeError("strftime_now() missing 1 required positional argument: 'fmt'");
       if (!isStr(fmt)) throw typeError(`strftime() argument 1 must be str, not ${typeName(fmt)}`);
-      return strftime(strOf(fmt), naiveFrom(rs.now));
+      // (its largest possible expansion, charged before it is built)
+      const f = strOf(fmt);
+      rs.charge(2 * strftimeBound(f));
+      const r = strftime(f, naiveFrom(rs.now));
+      rs.checkSize(r.length);
+      return r;
     }),
   );
   return g;

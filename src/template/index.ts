@@ -16,7 +16,7 @@ import { makeGlobals } from "./globals.js";
 import { parseTemplate } from "./parser.js";
 import { PyError } from "./pyerror.js";
 import { RenderState } from "./runtime.js";
-import { PathSpace, ReplayError, Trace, Tracker } from "./track.js";
+import { PathSpace, ReplayError, Trace, Tracker, TrackingBudgetError, emptyStats } from "./track.js";
 import type { IncrementalStats } from "./track.js";
 export type { IncrementalStats };
 import { childNodes } from "./symbols.js";
@@ -29,13 +29,28 @@ export interface CompileOptions {
 export interface RenderBudget {
   /** Evaluation steps (statements, loop iterations, calls, per-item work in filters). Default 50,000,000. */
   maxSteps?: number;
-  /** Largest output or intermediate string/list, in UTF-16 units. Default 256M. */
+  /** Largest single output or intermediate string, in UTF-16 units (lists: a sixteenth as many items). Default 256M. */
   maxOutputChars?: number;
+  /**
+   * The build budget: the total size of everything a render builds — its output and every
+   * string, list, dict or big int an operation makes, charged before it is made — in units of
+   * one UTF-16 code unit (≤ 2 bytes); a list item counts 16, a dict entry 48, a template-made
+   * object 64 (src/template/ops.ts). Bounds what one render can allocate, whatever it keeps.
+   * Default 128 Mi units (see DEFAULT_BUDGET).
+   */
+  maxBuildUnits?: number;
   /**
    * Deepest nesting of macro calls / recursive loops. Default 198: where CPython's default
    * recursion limit makes Jinja2 raise RecursionError for nested macro calls.
    */
   maxDepth?: number;
+  /**
+   * Incremental renders: the largest tracking state one render may add (records, observations,
+   * snapshots of observed values, new paths; estimated bytes). Past it the render is done whole,
+   * untracked — the same output — and counted as fallback `tracking_budget`; the conversation's
+   * later renders are then whole too. Default 32 MiB.
+   */
+  maxTrackBytes?: number;
 }
 
 export interface RenderOptions {
@@ -67,6 +82,8 @@ export interface RenderResult {
   generation: Array<[number, number]>;
   /** evaluation steps used (for budgets and for tests that bound work) */
   steps: number;
+  /** build units charged (RenderBudget.maxBuildUnits): what the render built, output included */
+  built: number;
 }
 
 /** A previous incremental render of the same conversation (what the engine kept of it). */
@@ -89,6 +106,8 @@ export interface IncrementalResult {
   generation: Array<[number, number]>;
   /** evaluation steps of a full render (replayed units count their recorded steps) */
   steps: number;
+  /** build units of a full render (replayed units count their recorded charges) */
+  built: number;
   /** work done: units and iterations reused / executed, observations checked, fallbacks */
   stats: IncrementalStats;
 }
@@ -134,6 +153,8 @@ export const DEFAULT_BUDGET: Readonly<Required<RenderBudget>> = Object.freeze({
   maxSteps: 50_000_000,
   maxOutputChars: 256 * 1024 * 1024,
   maxDepth: 198,
+  maxBuildUnits: 128 * 1024 * 1024,
+  maxTrackBytes: 32 * 1024 * 1024,
 });
 
 const GLOBALS = makeGlobals();
@@ -185,7 +206,20 @@ class Template implements CompiledTemplate {
       maxSteps: b.maxSteps ?? DEFAULT_BUDGET.maxSteps,
       maxOutputChars: b.maxOutputChars ?? DEFAULT_BUDGET.maxOutputChars,
       maxDepth: b.maxDepth ?? DEFAULT_BUDGET.maxDepth,
+      maxBuildUnits: b.maxBuildUnits ?? DEFAULT_BUDGET.maxBuildUnits,
     });
+  }
+
+  /**
+   * An incremental render done whole, untracked (past the tracking bound): the same result as
+   * render(), one segment, and a trace that keeps the conversation's later renders whole.
+   */
+  #untracked(vars: Record<string, unknown>, options: RenderOptions): IncrementalResult {
+    const r = this.render(vars, { now: options.now, budget: options.budget });
+    const stats = emptyStats();
+    stats.trackingBudget = 1;
+    const trace = new Trace(this, new PathSpace(), [], 256, null, 1, true);
+    return { segments: [r.text], reusedSegments: 0, trace, traceBytes: trace.bytes, generation: r.generation, steps: r.steps, built: r.built, stats };
   }
 
   render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
@@ -204,7 +238,7 @@ class Template implements CompiledTemplate {
     } catch (e) {
       throw toDeltatok(e);
     }
-    const out: RenderResult = { text: rs.out, generation: rs.generation, steps: rs.steps };
+    const out: RenderResult = { text: rs.out, generation: rs.generation, steps: rs.steps, built: rs.built };
     if (marks !== null) {
       out.messageStarts = marks.starts;
       out.messageEnds = marks.ends;
@@ -222,10 +256,12 @@ class Template implements CompiledTemplate {
       }
     }
     let trace = prev !== null && prev.trace instanceof Trace && prev.trace.owner === this ? prev.trace : null;
+    if (trace !== null && trace.untracked) return this.#untracked(vars, options);
     const space = trace?.space ?? new PathSpace();
+    const maxTrack = options.budget?.maxTrackBytes ?? DEFAULT_BUDGET.maxTrackBytes;
     for (;;) {
       const rs = this.#state(vars, options);
-      const tk = new Tracker(rs, trace, space, tracked.conds, tracked.condPos);
+      const tk = new Tracker(rs, trace, space, tracked.conds, tracked.condPos, maxTrack);
       rs.tk = tk;
       const iv = options.itemVersions;
       if (iv !== undefined) tk.setVersions(iv.list, iv.versions);
@@ -237,10 +273,13 @@ class Template implements CompiledTemplate {
           trace = null;
           continue;
         }
+        // past the tracking bound: the same render, whole
+        if (e instanceof TrackingBudgetError || tk.tb.over) return this.#untracked(vars, options);
         throw toDeltatok(e);
       } finally {
         tk.close();
       }
+      if (tk.tb.over) return this.#untracked(vars, options);
       const segments = tk.takeSegments();
       let reused = 0;
       if (prev !== null && trace !== null) {
@@ -250,7 +289,7 @@ class Template implements CompiledTemplate {
         while (reused < fresh && segments[reused] === ps[reused]) reused++;
       }
       const t = tk.finish(this, tk.top);
-      return { segments, reusedSegments: reused, trace: t, traceBytes: t.bytes, generation: rs.generation, steps: rs.steps, stats: tk.stats };
+      return { segments, reusedSegments: reused, trace: t, traceBytes: t.bytes, generation: rs.generation, steps: rs.steps, built: rs.built, stats: tk.stats };
     }
   }
 }

@@ -11,10 +11,15 @@ import { PyFloat } from "../json/values.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
 import { strFormat } from "./format.js";
 import {
+  ENTRY_UNITS,
+  ITEM_UNITS,
+  OBJECT_UNITS,
+  TUPLE_UNITS,
   dictGet,
   dictItems,
   dictKeys,
   dictSet,
+  dictSize,
   newDict,
   fval,
   isDict,
@@ -24,9 +29,11 @@ import {
   pyEq,
   pyList,
   pyRepr,
+  pyStr,
   strOf,
   typeName,
 } from "./ops.js";
+import type { SizeGuard } from "./ops.js";
 import {
   cpLen,
   cpSlice,
@@ -49,10 +56,14 @@ import {
   pyLjust,
   pyReplace,
   pyRjust,
-  replacedLength,
+  replaceCount,
   pyRsplit,
   pySplit,
+  pySplitCount,
   pySplitlines,
+  splitBound,
+  lineCount,
+  expandedLength,
   pyStrip,
   pySwapcase,
   pyTitle,
@@ -189,8 +200,9 @@ function findArgs(fname: string, args: Args, kwargs: Kw): [string, number | null
   return [mustStr(sub), optIndex(st), optIndex(en)];
 }
 
-function partition(s: string, sep: string, right: boolean): unknown[] {
+function partition(rs: RenderState, s: string, sep: string, right: boolean): unknown[] {
   if (sep.length === 0) throw valueError("empty separator");
+  rs.charge(3 * ITEM_UNITS + TUPLE_UNITS + s.length);
   const i = right ? s.lastIndexOf(sep) : s.indexOf(sep);
   if (i < 0) return right ? mkTuple(["", "", s]) : mkTuple([s, "", ""]);
   return mkTuple([s.slice(0, i), sep, s.slice(i + sep.length)]);
@@ -208,13 +220,14 @@ function fillChar(fname: string, v: unknown): string {
 function joinItems(rs: RenderState, sep: string, iterable: unknown): string {
   let items: unknown[];
   try {
-    items = pyList(iterable);
+    items = pyList(iterable, rs);
   } catch (e) {
     if (e instanceof PyError && e.pyType === "TypeError" && e.message.endsWith("is not iterable")) throw typeError("can only join an iterable");
     throw e;
   }
   rs.addSteps(items.length);
   let total = 0;
+  rs.buildItems(items.length);
   const parts: string[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const x = items[i];
@@ -223,19 +236,80 @@ function joinItems(rs: RenderState, sep: string, iterable: unknown): string {
     parts[i] = t;
     total += t.length + sep.length;
   }
-  rs.checkSize(total);
+  rs.buildStr(Math.max(0, total - sep.length));
   return parts.join(sep);
 }
 
+/**
+ * A case mapping of `s` (which may grow it: 'ß'.upper() is 'SS', up to three units per unit),
+ * charged to `g`: its length before, what it grew by after.
+ */
+export function caseMapped(g: SizeGuard, s: string, f: (s: string) => string): string {
+  if (s.length === 0) return s;
+  g.buildStr(s.length);
+  const r = f(s);
+  if (r.length > s.length) g.buildStr(r.length - s.length);
+  if (r.length > g.maxChars) g.checkSize(r.length);
+  return r;
+}
+
+/** markupsafe's escape of a str, charged to `g` when it grows (each of &<>"' becomes 4–5 units). */
+export function escapedStr(g: SizeGuard, s: string): string {
+  if (!/[&<>"']/.test(s)) return s;
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 38 || c === 34 || c === 39) n += 4;
+    else if (c === 60 || c === 62) n += 3;
+  }
+  g.buildStr(n);
+  return markupEscape(s).s;
+}
+
+/** The padding center / ljust / rjust / zfill add to `s` for `width`, charged before it is built. */
+function padCharge(g: SizeGuard, s: string, width: number, fill: string): void {
+  const n = width - cpLen(s);
+  if (n > 0) g.buildStr(s.length + n * fill.length);
+}
+
+/** str.strip / lstrip / rstrip, charged to `g` when a copy is made. */
+export function stripped(g: SizeGuard, s: string, chars: string | null, left: boolean, right: boolean): string {
+  const r = pyStrip(s, chars, left, right);
+  if (r !== s) g.charge(r.length);
+  return r;
+}
+
+/** str.replace, its result (and the pieces it is joined from) charged to `g` before it is built. */
+export function replaced(g: SizeGuard, s: string, old: string, rep: string, count: number): string {
+  const n = replaceCount(s, old, count);
+  if (n === 0) return s;
+  g.buildStr(s.length + n * (rep.length - old.length));
+  g.buildItems(n + 1);
+  return pyReplace(s, old, rep, count);
+}
+
+/**
+ * Results of str.split / rsplit / splitlines: `bound` is the most pieces `s` could give; when
+ * that many would not fit in the budget, the pieces are counted first (`count()`).
+ * The pieces are charged (a slot each) with their text before the list is built.
+ */
+function splitCharge(g: SizeGuard, s: string, bound: number, count: () => number): void {
+  const fits = bound * ITEM_UNITS + s.length <= g.room() && bound * 16 <= g.maxChars;
+  g.buildItems(fits ? bound : count());
+  g.charge(s.length);
+}
+
 export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.create(null) as Record<string, StrMethod>, {
-  strip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("strip", bind("strip", a, k, ["chars"], 0)[0], "strip"), true, true),
-  lstrip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("lstrip", bind("lstrip", a, k, ["chars"], 0)[0], "strip"), true, false),
-  rstrip: (_rs: RenderState, s: string, a: Args, k: Kw) => pyStrip(s, optStr("rstrip", bind("rstrip", a, k, ["chars"], 0)[0], "strip"), false, true),
+  strip: (rs: RenderState, s: string, a: Args, k: Kw) => stripped(rs, s, optStr("strip", bind("strip", a, k, ["chars"], 0)[0], "strip"), true, true),
+  lstrip: (rs: RenderState, s: string, a: Args, k: Kw) => stripped(rs, s, optStr("lstrip", bind("lstrip", a, k, ["chars"], 0)[0], "strip"), true, false),
+  rstrip: (rs: RenderState, s: string, a: Args, k: Kw) => stripped(rs, s, optStr("rstrip", bind("rstrip", a, k, ["chars"], 0)[0], "strip"), false, true),
   split: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [sep, mx] = bind("split", a, k, ["sep", "maxsplit"], 0, ["sep", "maxsplit"]);
     const sp = optStr("split", sep);
     if (sp === "") throw valueError("empty separator");
-    const r = pySplit(s, sp, mx === MISSING ? -1 : toIndex(mx));
+    const max = mx === MISSING ? -1 : toIndex(mx);
+    splitCharge(rs, s, splitBound(s, sp, max), () => pySplitCount(s, sp, max));
+    const r = pySplit(s, sp, max);
     rs.addSteps(r.length);
     return r;
   },
@@ -243,12 +317,15 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const [sep, mx] = bind("rsplit", a, k, ["sep", "maxsplit"], 0, ["sep", "maxsplit"]);
     const sp = optStr("rsplit", sep);
     if (sp === "") throw valueError("empty separator");
-    const r = pyRsplit(s, sp, mx === MISSING ? -1 : toIndex(mx));
+    const max = mx === MISSING ? -1 : toIndex(mx);
+    splitCharge(rs, s, splitBound(s, sp, max), () => pySplitCount(s, sp, max));
+    const r = pyRsplit(s, sp, max);
     rs.addSteps(r.length);
     return r;
   },
-  splitlines: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+  splitlines: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [ke] = bind("splitlines", a, k, ["keepends"], 0, ["keepends"]);
+    splitCharge(rs, s, s.length + 1, () => lineCount(s));
     return pySplitlines(s, ke !== MISSING && Boolean(fval(ke)));
   },
   startswith: (_rs: RenderState, s: string, a: Args, k: Kw) => prefixCheck("startswith", s, a, k, false),
@@ -282,58 +359,67 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const old = reqStr("replace", o, 1);
     const rep = self instanceof Markup ? markupEscape(n).s : reqStr("replace", n, 2);
     const count = c === MISSING ? -1 : toIndex(c);
-    rs.checkSize(replacedLength(s, old, rep, count));
-    return pyReplace(s, old, rep, count);
+    return replaced(rs, s, old, rep, count);
   },
-  upper: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("upper", a, k, [], 0), s.toUpperCase()),
-  lower: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("lower", a, k, [], 0), s.toLowerCase()),
-  casefold: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("casefold", a, k, [], 0), s.toLowerCase().replace(/ß/g, "ss")),
-  title: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("title", a, k, [], 0), pyTitle(s)),
-  capitalize: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("capitalize", a, k, [], 0), pyCapitalize(s)),
-  swapcase: (_rs: RenderState, s: string, a: Args, k: Kw) => (bind("swapcase", a, k, [], 0), pySwapcase(s)),
+  upper: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("upper", a, k, [], 0), caseMapped(rs, s, (x) => x.toUpperCase())),
+  lower: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("lower", a, k, [], 0), caseMapped(rs, s, (x) => x.toLowerCase())),
+  casefold: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("casefold", a, k, [], 0), caseMapped(rs, s, (x) => x.toLowerCase().replace(/ß/g, "ss"))),
+  title: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("title", a, k, [], 0), caseMapped(rs, s, pyTitle)),
+  capitalize: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("capitalize", a, k, [], 0), caseMapped(rs, s, pyCapitalize)),
+  swapcase: (rs: RenderState, s: string, a: Args, k: Kw) => (bind("swapcase", a, k, [], 0), caseMapped(rs, s, pySwapcase)),
   center: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     const [w, f] = bind("center", a, k, ["width", "fillchar"], 1);
     const width = toIndex(w);
-    rs.checkSize(width);
     const fill = self instanceof Markup && f !== MISSING ? markupEscape(f).s : fillChar("center", f);
+    padCharge(rs, s, width, fill);
     return pyCenter(s, width, fill);
   },
   ljust: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [w, f] = bind("ljust", a, k, ["width", "fillchar"], 1);
     const width = toIndex(w);
-    rs.checkSize(width);
-    return pyLjust(s, width, fillChar("ljust", f));
+    const fill = fillChar("ljust", f);
+    padCharge(rs, s, width, fill);
+    return pyLjust(s, width, fill);
   },
   rjust: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [w, f] = bind("rjust", a, k, ["width", "fillchar"], 1);
     const width = toIndex(w);
-    rs.checkSize(width);
-    return pyRjust(s, width, fillChar("rjust", f));
+    const fill = fillChar("rjust", f);
+    padCharge(rs, s, width, fill);
+    return pyRjust(s, width, fill);
   },
   zfill: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [w] = bind("zfill", a, k, ["width"], 1);
     const width = toIndex(w);
-    rs.checkSize(width);
+    padCharge(rs, s, width, "0");
     return pyZfill(s, width);
   },
-  expandtabs: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+  expandtabs: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const [t] = bind("expandtabs", a, k, ["tabsize"], 0, ["tabsize"]);
-    return pyExpandtabs(s, t === MISSING ? 8 : toIndex(t));
+    const tabsize = t === MISSING ? 8 : toIndex(t);
+    const n = expandedLength(s, tabsize);
+    if (n !== s.length || s.indexOf("\t") >= 0) {
+      rs.checkSize(n);
+      rs.charge(2 * n);
+    }
+    return pyExpandtabs(s, tabsize);
   },
-  partition: (_rs: RenderState, s: string, a: Args, k: Kw) => partition(s, mustStr(bind("partition", a, k, ["sep"], 1)[0]), false),
-  rpartition: (_rs: RenderState, s: string, a: Args, k: Kw) => partition(s, mustStr(bind("rpartition", a, k, ["sep"], 1)[0]), true),
-  removeprefix: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+  partition: (rs: RenderState, s: string, a: Args, k: Kw) => partition(rs, s, mustStr(bind("partition", a, k, ["sep"], 1)[0]), false),
+  rpartition: (rs: RenderState, s: string, a: Args, k: Kw) => partition(rs, s, mustStr(bind("rpartition", a, k, ["sep"], 1)[0]), true),
+  removeprefix: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const p = mustStr(bind("removeprefix", a, k, ["prefix"], 1)[0]);
-    return p.length > 0 && s.startsWith(p) ? s.slice(p.length) : s;
+    return p.length > 0 && s.startsWith(p) ? (rs.charge(s.length - p.length), s.slice(p.length)) : s;
   },
-  removesuffix: (_rs: RenderState, s: string, a: Args, k: Kw) => {
+  removesuffix: (rs: RenderState, s: string, a: Args, k: Kw) => {
     const p = mustStr(bind("removesuffix", a, k, ["suffix"], 1)[0]);
-    return p.length > 0 && s.endsWith(p) ? s.slice(0, s.length - p.length) : s;
+    return p.length > 0 && s.endsWith(p) ? (rs.charge(s.length - p.length), s.slice(0, s.length - p.length)) : s;
   },
   join: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     const [it] = bind("join", a, k, ["iterable"], 1);
     if (self instanceof Markup) {
-      const items = pyList(it).map((x) => markupEscape(x).s);
+      const list = pyList(it, rs);
+      rs.buildItems(list.length);
+      const items = list.map((x) => (x instanceof Markup ? x.s : escapedStr(rs, pyStr(x, rs))));
       return joinItems(rs, s, items);
     }
     return joinItems(rs, s, it);
@@ -342,11 +428,9 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const kw = k ?? new Map<string, unknown>();
     if (self instanceof Markup) {
       const ea = a.map((x) => (isStr(x) || x === null || typeof x !== "object" ? markupEscape(x) : x));
-      return strFormat(s, ea, kw, lookups(rs));
+      return strFormat(s, ea, kw, lookups(rs), rs);
     }
-    const r = strFormat(s, a, kw, lookups(rs));
-    rs.checkSize(r.length);
-    return r;
+    return strFormat(s, a, kw, lookups(rs), rs);
   },
   format_map: (rs: RenderState, s: string, a: Args, k: Kw) => {
     if (k !== null && k.size > 0) throw typeError("format_map() takes no keyword arguments");
@@ -354,8 +438,9 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const m = a[0];
     if (!isDict(m)) throw typeError(`'${typeName(m)}' object is not subscriptable`);
     const kw = new Map<string, unknown>();
+    rs.charge(dictSize(m) * ENTRY_UNITS);
     for (const key of dictKeys(m)) kw.set(String(key), dictGet(m, key));
-    return strFormat(s, [], kw, lookups(rs));
+    return strFormat(s, [], kw, lookups(rs), rs);
   },
   isalnum: (_rs: RenderState, s: string) => pyIsAlnum(s),
   isalpha: (_rs: RenderState, s: string) => pyIsAlpha(s),
@@ -384,6 +469,7 @@ export function callStrMethod(rs: RenderState, self: string | Markup, name: stri
   if (self instanceof Markup) {
     if (MARKUP_RESULT.has(name)) return new Markup(r as string);
     if (MARKUP_LIST_RESULT.has(name)) {
+      rs.buildItems((r as string[]).length);
       const arr = (r as string[]).map((x) => new Markup(x));
       return isTuple(r) ? mkTuple(arr) : arr;
     }
@@ -428,7 +514,7 @@ function listMethod(obj: unknown[], name: string): unknown {
       return method("index", obj, (_rs, a, k) => seqIndex(obj, a, k));
     case "copy":
       if (isTuple(obj)) return MISSING;
-      return method("copy", obj, (_rs, a, k) => (bind("copy", a, k, [], 0), obj.slice()));
+      return method("copy", obj, (rs, a, k) => (bind("copy", a, k, [], 0), rs.buildItems(obj.length), obj.slice()));
   }
   if (!isTuple(obj) && LIST_MUTATING.has(name)) return UNSAFE_MARK();
   return MISSING;
@@ -449,17 +535,19 @@ function dictMethod(d: object, name: string): unknown {
         return v === MISSING ? (dflt === MISSING ? null : dflt) : v;
       });
     case "copy":
-      return method("copy", d, (_rs, a, k) => {
+      return method("copy", d, (rs, a, k) => {
         bind("copy", a, k, [], 0);
+        rs.charge(OBJECT_UNITS);
         const m = newDict();
-        for (const [key, v] of dictItems(d) as unknown[][]) dictSet(m, key, v);
+        for (const [key, v] of dictItems(d) as unknown[][]) dictSet(m, key, v, rs);
         return m;
       });
     case "fromkeys":
-      return method("fromkeys", d, (_rs, a, k) => {
+      return method("fromkeys", d, (rs, a, k) => {
         const [it, v] = bind("fromkeys", a, k, ["iterable", "value"], 1);
+        rs.charge(OBJECT_UNITS);
         const m = newDict();
-        for (const key of pyList(it)) dictSet(m, key, v === MISSING ? null : v);
+        for (const key of pyList(it, rs)) dictSet(m, key, v === MISSING ? null : v, rs);
         return m;
       });
   }
@@ -576,9 +664,9 @@ export function attrOf(rs: RenderState, obj: unknown, name: string): unknown {
   if (obj instanceof PyFloat) return floatAttr(obj.value, name);
   if (obj instanceof Markup) {
     if (name in STR_METHODS) return strBound(obj, name);
-    if (name === "escape") return method(name, obj, (_rs, a) => markupEscape(a[0]));
-    if (name === "unescape") return method(name, obj, () => unescapeHtml(obj.s));
-    if (name === "striptags") return method(name, obj, () => striptags(obj.s));
+    if (name === "escape") return method(name, obj, (rs2, a) => (a[0] instanceof Markup ? a[0] : new Markup(escapedStr(rs2, pyStr(a[0], rs2)))));
+    if (name === "unescape") return method(name, obj, (rs2) => (rs2.buildStr(obj.s.length), unescapeHtml(obj.s)));
+    if (name === "striptags") return method(name, obj, (rs2) => striptags(rs2, obj.s));
     return MISSING;
   }
   if (obj instanceof Namespace) return obj.attrs.has(name) ? obj.attrs.get(name) : MISSING;
@@ -626,9 +714,9 @@ export function attrOf(rs: RenderState, obj: unknown, name: string): unknown {
   if (obj instanceof DictView) {
     if (name === "mapping") return obj.dict;
     if (name === "isdisjoint" && obj.kind !== "values") {
-      return method(name, obj, (_rs, a) => {
-        const other = pyList(a[0]);
-        const mine = pyList(obj);
+      return method(name, obj, (rs2, a) => {
+        const other = pyList(a[0], rs2);
+        const mine = pyList(obj, rs2);
         return !other.some((x) => mine.some((y) => pyEq(x, y)));
       });
     }
@@ -637,6 +725,7 @@ export function attrOf(rs: RenderState, obj: unknown, name: string): unknown {
   if (obj instanceof Cycler) {
     switch (name) {
       case "items":
+        rs.buildItems(obj.items.length);
         return mkTuple(obj.items.slice());
       case "pos":
         return obj.pos;
@@ -730,14 +819,15 @@ function unescapeHtml(s: string): string {
   });
 }
 
-/** markupsafe Markup.striptags */
-export function striptags(value: string): string {
+/** markupsafe Markup.striptags (each step's copy, the words and the result charged to `g`) */
+export function striptags(g: SizeGuard, value: string): string {
   let v = value;
   for (;;) {
     const start = v.indexOf("<!--");
     if (start < 0) break;
     const end = v.indexOf("-->", start);
     if (end < 0) break;
+    g.charge(v.length);
     v = v.slice(0, start) + v.slice(end + 3);
   }
   for (;;) {
@@ -745,8 +835,12 @@ export function striptags(value: string): string {
     if (start < 0) break;
     const end = v.indexOf(">", start);
     if (end < 0) break;
+    g.charge(v.length);
     v = v.slice(0, start) + v.slice(end + 1);
   }
+  const words = pySplitCount(v, null, -1);
+  g.buildItems(words);
+  g.buildStr(2 * v.length);
   v = pySplit(v, null, -1).join(" ");
   return unescapeHtml(v);
 }

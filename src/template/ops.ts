@@ -1,13 +1,14 @@
 /**
  * Python semantics of values: type names, truthiness, str()/repr(), ==/</in, len(), iteration,
- * arithmetic, and the Undefined protocol. Everything here is pure (no render state).
+ * arithmetic, and the Undefined protocol. Everything here is pure (no render state); what builds
+ * a value charges the render's build budget through a SizeGuard first (its units are here too).
  *
  * Layer: template.
  */
 import { floatRepr } from "../json/floatrepr.js";
 import { PyFloat, keysOf } from "../json/values.js";
 import { PyError, typeError } from "./pyerror.js";
-import { cpArray, cpLen, pyStrCompare, pyStrRepr } from "./pystr.js";
+import { StrBuilder, TooLarge, cpArray, cpLen, pyStrCompare, pyStrRepr } from "./pystr.js";
 import {
   Cycler,
   DictView,
@@ -24,6 +25,45 @@ import {
   isTuple,
   mkTuple,
 } from "./values.js";
+
+/**
+ * Build-budget units (RenderState.charge): one unit is one UTF-16 code unit of a string built,
+ * at most 2 bytes of heap. Other builds are charged in the same units, by what they hold:
+ */
+/** one list or tuple slot, with a small element (a boxed number, a one-character string): ≤ 32 bytes */
+export const ITEM_UNITS = 16;
+/** one slot of an array of small integers (a range iterated): 8 bytes */
+export const SLOT_UNITS = 4;
+/** one entry of a template-made dict (map entry and key/value pair): ≤ 96 bytes */
+export const ENTRY_UNITS = 48;
+/** one template-made object (namespace, macro, loop context, generator, cycler, ...): ≤ 128 bytes */
+export const OBJECT_UNITS = 64;
+/** one piece appended to a string under construction (a rope node): ≤ 32 bytes */
+export const PIECE_UNITS = 16;
+/** one small tuple made for a pair (dict items, loop over a dict's items): ≤ 96 bytes */
+export const TUPLE_UNITS = 48;
+
+/**
+ * What a render may still build: every operation that makes a string, a list or a dict charges
+ * its size here before building it (so the total a render allocates is bounded), and a single
+ * value is also capped (`maxOutputChars`). Implemented by RenderState.
+ */
+export interface SizeGuard {
+  /** throws DT_TEMPLATE_BUDGET when a single string of `n` UTF-16 units would be too large (no charge) */
+  checkSize(n: number): void;
+  /** charges `n` build units; throws DT_TEMPLATE_BUDGET when the render's build budget would be exceeded */
+  charge(n: number): void;
+  /** a string of `n` UTF-16 units is about to be built: the per-value cap, then charge(n) */
+  buildStr(n: number): void;
+  /** a list of `n` items is about to be built: the per-value cap (maxChars / 16 items), then charged n × ITEM_UNITS */
+  buildItems(n: number): void;
+  /** counts `n` evaluation steps (the step budget) */
+  addSteps(n: number): void;
+  /** the per-value cap of strings, in UTF-16 units */
+  readonly maxChars: number;
+  /** build units the render's budget has left */
+  room(): number;
+}
 
 const OBJECT_PROTO = Object.prototype;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -204,12 +244,18 @@ export function newDict(): PyDict {
   return new PyDict();
 }
 
-/** d[k] = v on a template dict (keeps the first key object, as Python does). */
-export function dictSet(d: PyDict, k: unknown, v: unknown): void {
+/**
+ * d[k] = v on a template dict (keeps the first key object, as Python does); a new entry is
+ * charged to `g` (and a tuple key's normalized form, which the dict holds).
+ */
+export function dictSet(d: PyDict, k: unknown, v: unknown, g: SizeGuard): void {
   const nk = mapKey(k);
   const e = d.m.get(nk);
   if (e !== undefined) e[1] = v;
-  else d.m.set(nk, [k, v]);
+  else {
+    g.charge(typeof nk === "string" && typeof k === "object" ? ENTRY_UNITS + nk.length : ENTRY_UNITS);
+    d.m.set(nk, [k, v]);
+  }
 }
 
 export function dictKeys(dIn: unknown): unknown[] {
@@ -286,9 +332,9 @@ export function dictValues(dIn: unknown): unknown[] {
 }
 
 /** A template dict from (key, value) pairs. */
-export function dictFromPairs(pairs: Iterable<readonly [unknown, unknown]>): PyDict {
+export function dictFromPairs(pairs: Iterable<readonly [unknown, unknown]>, g: SizeGuard): PyDict {
   const d = new PyDict();
-  for (const [k, v] of pairs) dictSet(d, k, v);
+  for (const [k, v] of pairs) dictSet(d, k, v, g);
   return d;
 }
 
@@ -339,8 +385,11 @@ export function truthy(v: unknown): boolean {
 
 const FAKE_ADDR = "0x7f0000000000";
 
-/** Python str(v). */
-export function pyStr(v: unknown): string {
+/**
+ * Python str(v). Containers print as their repr, built under `g` (the render's budget) when
+ * given, else under a fixed cap (error messages).
+ */
+export function pyStr(v: unknown, g?: SizeGuard): string {
   switch (typeof v) {
     case "string":
       return v;
@@ -362,14 +411,85 @@ export function pyStr(v: unknown): string {
   if (v instanceof Undefined) return "";
   if (v instanceof Markup) return v.s;
   if (v instanceof PyFloat) return floatRepr(v.value);
-  return pyRepr(v);
+  return pyRepr(v, g);
 }
 
-/** Python repr(v). */
-export function pyRepr(v: unknown, stack?: unknown[]): string {
+/** A repr without a render budget at hand (error messages) is refused beyond this many units. */
+const UNGUARDED_REPR = 1 << 24;
+
+/**
+ * A repr being built: its pieces go to one chunked builder (no rope node per piece), and the
+ * size is checked as it grows, so a nested or shared structure cannot print itself into memory.
+ * The charge is twice the length (the chunks, then the joined result).
+ */
+class ReprOut {
+  readonly b = new StrBuilder();
+  readonly stack: unknown[] = [];
+  /** pprint.saferepr: dicts (reached through dicts and lists) print with their items sorted by key */
+  sortDicts = false;
+  /** largest length allowed for the whole repr */
+  private readonly cap: number;
+  constructor(readonly g: SizeGuard | undefined) {
+    this.cap = g === undefined ? UNGUARDED_REPR : Math.min(g.maxChars, Math.floor(g.room() / 2));
+  }
+  add(s: string): void {
+    const b = this.b;
+    b.add(s);
+    if (b.length > this.cap) this.fail(b.length);
+  }
+  /** Adds the repr of a str. */
+  addStr(s: string): void {
+    let r: string;
+    try {
+      r = pyStrRepr(s, this.cap - this.b.length);
+    } catch (e) {
+      if (e instanceof TooLarge) this.fail(this.b.length + e.size);
+      throw e;
+    }
+    this.add(r);
+  }
+  fail(length: number): never {
+    const g = this.g;
+    if (g !== undefined) {
+      g.checkSize(length);
+      g.charge(2 * length);
+    }
+    throw new PyError("BudgetExceeded", `repr too large (over ${UNGUARDED_REPR} characters)`, "DT_TEMPLATE_BUDGET");
+  }
+  done(): string {
+    this.g?.charge(2 * this.b.length);
+    return this.b.toString();
+  }
+}
+
+/** pprint.saferepr(v): repr with dict items sorted by key (unsorted when keys do not compare), built under `g`. */
+export function saferepr(v: unknown, g: SizeGuard): string {
+  if (!Array.isArray(v) && !isDict(v)) return pyRepr(v, g);
+  const o = new ReprOut(g);
+  o.sortDicts = true;
+  reprTo(v, o);
+  return o.done();
+}
+
+/** A dict's items sorted by key as pprint sorts them (left unsorted when keys do not compare). */
+export function sortedItems(d: unknown): unknown[][] {
+  const items = dictItems(d);
+  try {
+    return items.slice().sort((a, b) => (pyCompare(a[0], b[0], "lt") < 0 ? -1 : pyCompare(b[0], a[0], "lt") < 0 ? 1 : 0));
+  } catch {
+    return items;
+  }
+}
+
+/** Python repr(v); strings and containers are built under `g` (see pyStr). */
+export function pyRepr(v: unknown, g?: SizeGuard): string {
   switch (typeof v) {
-    case "string":
-      return pyStrRepr(v);
+    case "string": {
+      if (g === undefined && v.length < UNGUARDED_REPR / 8) return pyStrRepr(v);
+      const o = new ReprOut(g);
+      o.addStr(v);
+      return o.done();
+    }
     case "number":
     case "boolean":
     case "bigint":
@@ -384,50 +504,114 @@ export function pyRepr(v: unknown, stack?: unknown[]): string {
   if (v === null) return "None";
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (v instanceof Undefined) return "Undefined";
-  if (v instanceof Markup) return "Markup(" + pyStrRepr(v.s) + ")";
-  const st = stack ?? [];
+  if (v instanceof Markup) {
+    const o = new ReprOut(g);
+    o.add("Markup(");
+    o.addStr(v.s);
+    o.add(")");
+    return o.done();
+  }
+  const o = new ReprOut(g);
+  reprTo(v, o);
+  return o.done();
+}
+
+function reprTo(v: unknown, o: ReprOut): void {
+  if (typeof v === "string") {
+    o.addStr(v);
+    return;
+  }
+  if (v instanceof Markup) {
+    o.add("Markup(");
+    o.addStr(v.s);
+    o.add(")");
+    return;
+  }
+  if (typeof v !== "object" || v === null || v instanceof PyFloat || v instanceof Undefined) {
+    o.add(pyRepr(v));
+    return;
+  }
+  const st = o.stack;
   if (Array.isArray(v)) {
     const tup = isTuple(v);
-    if (st.includes(v)) return tup ? "(...)" : "[...]";
+    if (st.includes(v)) {
+      o.add(tup ? "(...)" : "[...]");
+      return;
+    }
     st.push(v);
-    let out = tup ? "(" : "[";
+    o.add(tup ? "(" : "[");
     for (let i = 0; i < v.length; i++) {
-      if (i > 0) out += ", ";
-      out += pyRepr(v[i], st);
+      if (i > 0) o.add(", ");
+      reprTo(v[i], o);
     }
     st.pop();
-    if (tup) return out + (v.length === 1 ? ",)" : ")");
-    return out + "]";
+    o.add(tup ? (v.length === 1 ? ",)" : ")") : "]");
+    return;
   }
   if (isDict(v)) {
-    if (st.includes(v)) return "{...}";
+    if (st.includes(v)) {
+      o.add("{...}");
+      return;
+    }
     st.push(v);
-    let out = "{";
+    o.add("{");
     let first = true;
-    if (v instanceof PyDict || v instanceof Map) {
-      for (const [k, x] of dictItems(v) as unknown[][]) {
-        if (!first) out += ", ";
+    if (o.sortDicts) {
+      for (const [k, x] of sortedItems(v)) {
+        if (!first) o.add(", ");
         first = false;
-        out += pyRepr(k, st) + ": " + pyRepr(x, st);
+        reprTo(k, o);
+        o.add(": ");
+        reprTo(x, o);
+      }
+    } else if (v instanceof PyDict || v instanceof Map) {
+      for (const [k, x] of dictItems(v) as unknown[][]) {
+        if (!first) o.add(", ");
+        first = false;
+        reprTo(k, o);
+        o.add(": ");
+        reprTo(x, o);
       }
     } else {
       for (const k of keysOf(v)) {
         const x = dataValue((v as Record<string, unknown>)[k]);
         if (x === MISSING) continue;
-        if (!first) out += ", ";
+        if (!first) o.add(", ");
         first = false;
-        out += pyStrRepr(k) + ": " + pyRepr(x, st);
+        o.addStr(k);
+        o.add(": ");
+        reprTo(x, o);
       }
     }
     st.pop();
-    return out + "}";
+    o.add("}");
+    return;
   }
-  if (v instanceof PyRange) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
+  // (inside these, saferepr falls back to repr)
+  const sorting = o.sortDicts;
   if (v instanceof DictView) {
     const inner = v.kind === "keys" ? dictKeys(v.dict) : v.kind === "values" ? dictValues(v.dict) : dictItems(v.dict);
-    return `dict_${v.kind}(${pyRepr(inner, st)})`;
+    o.sortDicts = false;
+    o.add(`dict_${v.kind}(`);
+    reprTo(inner, o);
+    o.add(")");
+    o.sortDicts = sorting;
+    return;
   }
-  if (v instanceof Namespace) return `<Namespace ${pyRepr(v.attrs, st)}>`;
+  if (v instanceof Namespace) {
+    o.sortDicts = false;
+    o.add("<Namespace ");
+    reprTo(v.attrs, o);
+    o.add(">");
+    o.sortDicts = sorting;
+    return;
+  }
+  o.add(objectRepr(v));
+}
+
+/** repr of the objects that are neither data nor containers. */
+function objectRepr(v: object): string {
+  if (v instanceof PyRange) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
   if (v instanceof PyIter) return v.typeName === "generator" ? `<generator object ${v.qualname} at ${FAKE_ADDR}>` : `<${v.typeName} object at ${FAKE_ADDR}>`;
   if (v instanceof MissingType) return "missing";
   if (v instanceof Cycler) return `<jinja2.utils.Cycler object at ${FAKE_ADDR}>`;
@@ -553,20 +737,40 @@ export function pyLen(v: unknown): number {
   throw typeError(`object of type '${typeName(v)}' has no len()`);
 }
 
-/** A Python iterable as an array snapshot, or the one-shot iterator itself. */
-export function pyIter(v: unknown): unknown[] | PyIter {
+/**
+ * A Python iterable as an array snapshot, or the one-shot iterator itself. Snapshots made here
+ * (a string's characters, a dict's keys or items, a range) are charged to `g` first.
+ */
+export function pyIter(v: unknown, g: SizeGuard): unknown[] | PyIter {
   if (Array.isArray(v)) return v;
-  if (typeof v === "string") return cpArray(v);
-  if (isDict(v)) return dictKeys(v);
+  if (typeof v === "string") {
+    g.buildItems(v.length);
+    return cpArray(v);
+  }
+  if (isDict(v)) {
+    g.buildItems(dictSize(v));
+    return dictKeys(v);
+  }
   if (v instanceof PyIter) return v;
   if (v instanceof Undefined) return [];
-  if (v instanceof Markup) return cpArray(v.s);
+  if (v instanceof Markup) {
+    g.buildItems(v.s.length);
+    return cpArray(v.s);
+  }
   if (v instanceof PyRange) {
+    // (its integers are unboxed: a slot each)
+    if (v.length > g.maxChars / 16) g.buildItems(v.length);
+    g.charge(v.length * SLOT_UNITS);
     const out = new Array<number>(v.length);
     for (let i = 0; i < v.length; i++) out[i] = v.at(i);
     return out;
   }
-  if (v instanceof DictView) return v.kind === "keys" ? dictKeys(v.dict) : v.kind === "values" ? dictValues(v.dict) : dictItems(v.dict);
+  if (v instanceof DictView) {
+    const n = dictSize(v.dict);
+    g.buildItems(n);
+    if (v.kind === "items") g.charge(n * TUPLE_UNITS);
+    return v.kind === "keys" ? dictKeys(v.dict) : v.kind === "values" ? dictValues(v.dict) : dictItems(v.dict);
+  }
   if (typeof v === "object" && v !== null) {
     for (const i of extraInfo) {
       if (i.typeName(v) === "LoopContext") return new PyIter("LoopContext", (v as { iterate(): Iterator<unknown> }).iterate());
@@ -575,23 +779,30 @@ export function pyIter(v: unknown): unknown[] | PyIter {
   throw typeError(`'${typeName(v)}' object is not iterable`);
 }
 
-/** list(v) */
-export function pyList(v: unknown): unknown[] {
-  const it = pyIter(v);
-  if (Array.isArray(it)) return it === v ? it.slice() : it;
+/** list(v), charged to `g` (its slots, and whatever pyIter snapshots). */
+export function pyList(v: unknown, g: SizeGuard): unknown[] {
+  const it = pyIter(v, g);
+  if (Array.isArray(it)) {
+    if (it !== v) return it;
+    g.buildItems(it.length);
+    return it.slice();
+  }
   const out: unknown[] = [];
-  for (let r = it.next(); !r.done; r = it.next()) out.push(r.value);
+  for (let r = it.next(); !r.done; r = it.next()) {
+    g.charge(ITEM_UNITS);
+    out.push(r.value);
+    if ((out.length & 1023) === 0 && out.length * 16 > g.maxChars) g.buildItems(out.length);
+  }
   return out;
 }
 
-/** True when `v` is iterable in Python. */
+/** True when `v` is iterable in Python (nothing is built). */
 export function isIterable(v: unknown): boolean {
-  try {
-    pyIter(v);
-    return true;
-  } catch {
-    return false;
+  if (Array.isArray(v) || typeof v === "string" || isDict(v) || v instanceof PyIter || v instanceof Undefined || v instanceof Markup || v instanceof PyRange || v instanceof DictView) return true;
+  if (typeof v === "object" && v !== null) {
+    for (const i of extraInfo) if (i.typeName(v) === "LoopContext") return true;
   }
+  return false;
 }
 
 /** Python `item in container`. */
@@ -654,16 +865,28 @@ function big(v: number | bigint): bigint {
 /** Result-size guard for huge integers (Python would spend minutes or memory on them). */
 const MAX_INT_BITS = 1 << 20;
 
-export interface SizeGuard {
-  /** throws DT_TEMPLATE_BUDGET when a string of `n` UTF-16 units would be too large */
-  checkSize(n: number): void;
-  /** throws DT_TEMPLATE_BUDGET when a list of `n` items would be too large; counts the copy as work */
-  checkItems(n: number): void;
+/** Bits of |x| (for results that are big ints). */
+export function bigBits(x: bigint): number {
+  const a = x < 0n ? -x : x;
+  if (a < 0x100000000n) return a === 0n ? 0 : Number(a).toString(2).length;
+  const h = a.toString(16);
+  return (h.length - 1) * 4 + parseInt(h[0] as string, 16).toString(2).length;
+}
+
+/** Refuses a big-int result beyond MAX_INT_BITS bits, before it is computed. */
+function bigLimit(bits: number): void {
+  if (bits > MAX_INT_BITS) throw new PyError("BudgetExceeded", "integer result too large", "DT_TEMPLATE_BUDGET");
+}
+
+/** Charges an integer result that is a big int (its digits, 2 bytes per unit) and returns it. */
+export function bigOut(g: SizeGuard, r: number | bigint): number | bigint {
+  if (typeof r === "bigint") g.charge(ITEM_UNITS + Math.ceil(bigBits(r) / 16));
+  return r;
 }
 
 export function pyAdd(a: unknown, b: unknown, g: SizeGuard): unknown {
   if (typeof a === "string" && typeof b === "string") {
-    g.checkSize(a.length + b.length);
+    g.buildStr(a.length + b.length);
     return a + b;
   }
   if (typeof a === "number" && typeof b === "number") {
@@ -674,20 +897,22 @@ export function pyAdd(a: unknown, b: unknown, g: SizeGuard): unknown {
   checkUndef(a, b);
   if (a instanceof Markup || b instanceof Markup) {
     if (isStr(a) && isStr(b)) {
-      const r = markupEscape(a).s + markupEscape(b).s;
-      g.checkSize(r.length);
-      return new Markup(r);
+      const x = markupEscape(a).s;
+      const y = markupEscape(b).s;
+      g.buildStr(x.length + y.length);
+      return new Markup(x + y);
     }
   }
   if (numLike(a) && numLike(b)) {
     const x = asIntOrNull(a);
     const y = asIntOrNull(b);
-    if (x !== null && y !== null) return mkInt(big(x) + big(y));
+    if (x !== null && y !== null) return bigOut(g, mkInt(big(x) + big(y)));
     return mkFloat(fval(a) + fval(b));
   }
   if (typeof a === "string") throw typeError(`can only concatenate str (not "${typeName(b)}") to str`);
   if (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b)) {
-    g.checkItems(a.length + b.length);
+    g.buildItems(a.length + b.length);
+    g.addSteps((a.length + b.length) >> 4);
     const r = a.concat(b);
     return isTuple(a) ? mkTuple(r) : r;
   }
@@ -697,7 +922,7 @@ export function pyAdd(a: unknown, b: unknown, g: SizeGuard): unknown {
   throw binTypeError("+", a, b);
 }
 
-export function pySub(a: unknown, b: unknown): unknown {
+export function pySub(a: unknown, b: unknown, g: SizeGuard): unknown {
   if (typeof a === "number" && typeof b === "number") {
     const r = a - b;
     if (Number.isInteger(a) && Number.isInteger(b)) return Number.isSafeInteger(r) ? r : mkInt(BigInt(a) - BigInt(b));
@@ -707,7 +932,7 @@ export function pySub(a: unknown, b: unknown): unknown {
   if (numLike(a) && numLike(b)) {
     const x = asIntOrNull(a);
     const y = asIntOrNull(b);
-    if (x !== null && y !== null) return mkInt(big(x) - big(y));
+    if (x !== null && y !== null) return bigOut(g, mkInt(big(x) - big(y)));
     return mkFloat(fval(a) - fval(b));
   }
   throw binTypeError("-", a, b);
@@ -737,7 +962,10 @@ export function pyMul(a: unknown, b: unknown, g: SizeGuard): unknown {
   if (numLike(a) && numLike(b)) {
     const x = asIntOrNull(a);
     const y = asIntOrNull(b);
-    if (x !== null && y !== null) return mkInt(big(x) * big(y));
+    if (x !== null && y !== null) {
+      if (typeof x === "bigint" || typeof y === "bigint") bigLimit(bigBits(big(x)) + bigBits(big(y)));
+      return bigOut(g, mkInt(big(x) * big(y)));
+    }
     return mkFloat(fval(a) * fval(b));
   }
   let seq: unknown = null;
@@ -759,14 +987,15 @@ export function pyMul(a: unknown, b: unknown, g: SizeGuard): unknown {
     if (k <= 0) return typeof seq === "string" ? "" : seq instanceof Markup ? new Markup("") : isTuple(seq) ? mkTuple([]) : [];
     if (typeof seq === "string" || seq instanceof Markup) {
       const s = strOf(seq);
-      g.checkSize(s.length * k);
+      g.buildStr(s.length * k);
       const r = s.repeat(k);
       return seq instanceof Markup ? new Markup(r) : r;
     }
     const arr = seq as unknown[];
-    g.checkItems(arr.length * k);
-    const out: unknown[] = [];
-    for (let i = 0; i < k; i++) for (const x of arr) out.push(x);
+    g.buildItems(arr.length * k);
+    g.addSteps((arr.length * k) >> 4);
+    const out = new Array<unknown>(arr.length * k);
+    for (let i = 0, j = 0; i < k; i++) for (let t = 0; t < arr.length; t++) out[j++] = arr[t];
     return isTuple(arr) ? mkTuple(out) : out;
   }
   throw binTypeError("*", a, b);
@@ -810,7 +1039,7 @@ function floatDivmod(vx: number, wx: number): [number, number] {
   return [floordiv, mod];
 }
 
-export function pyFloorDiv(a: unknown, b: unknown): unknown {
+export function pyFloorDiv(a: unknown, b: unknown, g: SizeGuard): unknown {
   checkUndef(a, b);
   if (!numLike(a) || !numLike(b)) throw binTypeError("//", a, b);
   const x = asIntOrNull(a);
@@ -822,7 +1051,7 @@ export function pyFloorDiv(a: unknown, b: unknown): unknown {
     const by = big(y);
     let q = bx / by;
     if ((bx % by !== 0n) && (bx < 0n) !== (by < 0n)) q -= 1n;
-    return mkInt(q);
+    return bigOut(g, mkInt(q));
   }
   const wx = fval(b);
   if (wx === 0) throw new PyError("ZeroDivisionError", "float floor division by zero");
@@ -844,15 +1073,14 @@ export function pyMod(a: unknown, b: unknown, g: SizeGuard, format: (s: unknown,
     const bx = big(x);
     const by = big(y);
     const r = bx % by;
-    return mkInt(r !== 0n && r < 0n !== by < 0n ? r + by : r);
+    return bigOut(g, mkInt(r !== 0n && r < 0n !== by < 0n ? r + by : r));
   }
   const wx = fval(b);
   if (wx === 0) throw new PyError("ZeroDivisionError", "float modulo");
-  void g;
   return mkFloat(floatDivmod(fval(a), wx)[1]);
 }
 
-export function pyPow(a: unknown, b: unknown): unknown {
+export function pyPow(a: unknown, b: unknown, g: SizeGuard): unknown {
   checkUndef(a, b);
   if (!numLike(a) || !numLike(b)) throw typeError(`unsupported operand type(s) for ** or pow(): '${typeName(a)}' and '${typeName(b)}'`);
   const x = asIntOrNull(a);
@@ -864,8 +1092,8 @@ export function pyPow(a: unknown, b: unknown): unknown {
       if (bx === 0n || bx === 1n) return by === 0n ? 1 : mkInt(bx);
       if (bx === -1n) return by % 2n === 0n ? 1 : -1;
       const bits = Math.log2(Math.abs(Number(bx))) * Number(by);
-      if (bits > MAX_INT_BITS) throw new PyError("BudgetExceeded", "integer result too large", "DT_TEMPLATE_BUDGET");
-      return mkInt(bx ** by);
+      bigLimit(bits);
+      return bigOut(g, mkInt(bx ** by));
     }
     if (Number(x) === 0) throw new PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
     return mkFloat(Math.pow(Number(x), Number(y)));
@@ -881,11 +1109,11 @@ export function pyPow(a: unknown, b: unknown): unknown {
   return mkFloat(r);
 }
 
-export function pyNeg(a: unknown): unknown {
+export function pyNeg(a: unknown, g: SizeGuard): unknown {
   if (typeof a === "number") return Number.isInteger(a) ? (a === 0 ? 0 : -a) : -a;
   if (a instanceof Undefined) failUndefined(a);
   if (a instanceof PyFloat) return mkFloat(-a.value);
-  if (typeof a === "bigint") return mkInt(-a);
+  if (typeof a === "bigint") return bigOut(g, mkInt(-a));
   if (typeof a === "boolean") return a ? -1 : 0;
   throw typeError(`bad operand type for unary -: '${typeName(a)}'`);
 }
@@ -937,6 +1165,11 @@ export function parsePyInt(s: string, base: number): number | bigint | null {
   if (t.length === 0 || t.startsWith("_") || t.endsWith("_") || t.includes("__")) return null;
   t = t.replace(/_/g, "");
   const digits = "0123456789abcdefghijklmnopqrstuvwxyz".slice(0, b);
+  if (t.length * Math.log2(b) > MAX_INT_BITS) {
+    // a valid number this long is refused (before its quadratic conversion); an invalid one is not a number
+    for (const ch of t.toLowerCase()) if (digits.indexOf(ch) < 0) return null;
+    bigLimit(t.length * Math.log2(b));
+  }
   let acc = 0n;
   const bb = BigInt(b);
   for (const ch of t.toLowerCase()) {

@@ -76,10 +76,48 @@ function hex(n: number, w: number): string {
   return n.toString(16).padStart(w, "0");
 }
 
-/** Python `repr(s)` for a str. */
-export function pyStrRepr(s: string): string {
+/**
+ * Builds a long string from many pieces without one rope node per piece (V8 keeps a 32-byte
+ * node for every `+=` until the result is flattened): pieces are joined in chunks of 4,096,
+ * the chunks once at the end.
+ */
+export class StrBuilder {
+  private readonly parts: string[] = [];
+  private chunks: string[] | null = null;
+  /** UTF-16 units added so far */
+  length = 0;
+  add(s: string): void {
+    this.parts.push(s);
+    this.length += s.length;
+    if (this.parts.length >= 4096) this.spill();
+  }
+  private spill(): void {
+    (this.chunks ??= []).push(this.parts.join(""));
+    this.parts.length = 0;
+  }
+  toString(): string {
+    if (this.chunks === null) return this.parts.join("");
+    this.spill();
+    const r = this.chunks.join("");
+    this.chunks = null;
+    return r;
+  }
+}
+
+/** Thrown by the builders here when a result would exceed the size they were given. */
+export class TooLarge extends Error {
+  constructor(readonly size: number) {
+    super(`result too large (${size} units)`);
+  }
+}
+
+/**
+ * Python `repr(s)` for a str; a result longer than `max` UTF-16 units throws TooLarge before
+ * it is complete.
+ */
+export function pyStrRepr(s: string, max = Infinity): string {
   const quote = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
-  let out = quote;
+  let out: StrBuilder | null = null;
   let start = 0;
   const n = s.length;
   for (let i = 0; i < n; i++) {
@@ -105,12 +143,22 @@ export function pyStrRepr(s: string): string {
       rep = cp <= 0xff ? "\\x" + hex(cp, 2) : cp <= 0xffff ? "\\u" + hex(cp, 4) : "\\U" + hex(cp, 8);
     }
     if (rep !== null) {
-      out += s.slice(start, i) + rep;
+      if (out === null) {
+        out = new StrBuilder();
+        out.add(quote);
+      }
+      if (start < i) out.add(s.slice(start, i));
+      out.add(rep);
+      // (the rest of s and the closing quote are still to come)
+      if (out.length + (n - i - w) + 1 > max) throw new TooLarge(out.length + (n - i - w) + 1);
       start = i + w;
     }
     i += w - 1;
   }
-  return out + s.slice(start) + quote;
+  if (out === null) return quote + s + quote;
+  if (start < n) out.add(s.slice(start));
+  out.add(quote);
+  return out.toString();
 }
 
 // ---- index conversion ------------------------------------------------------------------
@@ -191,13 +239,26 @@ export function pyStrip(s: string, chars: string | null, left: boolean, right: b
     }
     return a === 0 && b === s.length ? s : s.slice(a, b);
   }
+  // by code point (a surrogate pair is one, a lone surrogate is one), without listing them
   const set = charSet(chars);
-  const cps = Array.from(s);
-  let i = 0;
-  let j = cps.length;
-  if (left) while (i < j && set.has((cps[i] as string).codePointAt(0) as number)) i++;
-  if (right) while (j > i && set.has((cps[j - 1] as string).codePointAt(0) as number)) j--;
-  return cps.slice(i, j).join("");
+  if (left) {
+    while (a < b) {
+      const cp = s.codePointAt(a) as number;
+      if (!set.has(cp)) break;
+      a += cp > 0xffff ? 2 : 1;
+    }
+  }
+  if (right) {
+    while (b > a) {
+      const lo = s.charCodeAt(b - 1);
+      const hi = b - 2 >= a ? s.charCodeAt(b - 2) : 0;
+      const pair = lo >= 0xdc00 && lo <= 0xdfff && hi >= 0xd800 && hi <= 0xdbff;
+      const cp = pair ? (s.codePointAt(b - 2) as number) : lo;
+      if (!set.has(cp)) break;
+      b -= pair ? 2 : 1;
+    }
+  }
+  return a === 0 && b === s.length ? s : s.slice(a, b);
 }
 
 /** Python str.split(sep, maxsplit). */
@@ -231,6 +292,35 @@ export function pySplit(s: string, sep: string | null, maxsplit: number): string
   }
   out.push(s.slice(i));
   return out;
+}
+
+/** The most pieces str.split / rsplit (sep, maxsplit) can return for a string of this length. */
+export function splitBound(s: string, sep: string | null, maxsplit: number): number {
+  const n = sep === null ? Math.floor(s.length / 2) + 1 : Math.floor(s.length / sep.length) + 1;
+  return maxsplit >= 0 ? Math.min(n, maxsplit + 1) : n;
+}
+
+/** How many pieces str.split(sep, maxsplit) returns (rsplit returns as many); nothing is built. */
+export function pySplitCount(s: string, sep: string | null, maxsplit: number): number {
+  let n = 0;
+  if (sep === null) {
+    let i = 0;
+    const len = s.length;
+    while (true) {
+      while (i < len && isPySpace(s.charCodeAt(i))) i++;
+      if (i >= len) break;
+      if (maxsplit >= 0 && n === maxsplit) return n + 1;
+      while (i < len && !isPySpace(s.charCodeAt(i))) i++;
+      n++;
+    }
+    return n;
+  }
+  let i = s.indexOf(sep);
+  while (i >= 0 && (maxsplit < 0 || n < maxsplit)) {
+    n++;
+    i = s.indexOf(sep, i + sep.length);
+  }
+  return n + 1;
 }
 
 /** Python str.rsplit(sep, maxsplit). */
@@ -268,6 +358,24 @@ function isLineBreak(c: number): boolean {
   return c === 10 || c === 13 || c === 11 || c === 12 || c === 0x1c || c === 0x1d || c === 0x1e || c === 0x85 || c === 0x2028 || c === 0x2029;
 }
 
+/** How many lines pySplitlines(s) returns (nothing is built). */
+export function lineCount(s: string): number {
+  let n = 0;
+  let i = 0;
+  let start = 0;
+  const len = s.length;
+  while (i < len) {
+    const c = s.charCodeAt(i);
+    if (isLineBreak(c)) {
+      const eol = c === 13 && s.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
+      n++;
+      start = eol;
+      i = eol;
+    } else i++;
+  }
+  return start < len ? n + 1 : n;
+}
+
 /** Python str.splitlines(keepends). */
 export function pySplitlines(s: string, keepends: boolean): string[] {
   const out: string[] = [];
@@ -288,12 +396,12 @@ export function pySplitlines(s: string, keepends: boolean): string[] {
   return out;
 }
 
-/** Length of str.replace's result, computed before building it (budget checks). */
-export function replacedLength(s: string, old: string, rep: string, count: number): number {
-  if (count === 0) return s.length;
+/** How many substitutions str.replace(old, _, count) makes. */
+export function replaceCount(s: string, old: string, count: number): number {
+  if (count === 0) return 0;
   if (old.length === 0) {
     const slots = cpLen(s) + 1;
-    return s.length + rep.length * (count < 0 ? slots : Math.min(count, slots));
+    return count < 0 ? slots : Math.min(count, slots);
   }
   let n = 0;
   let i = s.indexOf(old);
@@ -301,37 +409,49 @@ export function replacedLength(s: string, old: string, rep: string, count: numbe
     n++;
     i = s.indexOf(old, i + old.length);
   }
-  return s.length + n * (rep.length - old.length);
+  return n;
 }
 
-/** Python str.replace(old, new, count). */
+/**
+ * Python str.replace(old, new, count). An empty `old` inserts `new` before every code point
+ * and at the end (built in chunks, without listing the code points).
+ */
 export function pyReplace(s: string, old: string, rep: string, count: number): string {
   if (count === 0) return s;
   if (old.length === 0) {
-    const cps = cpArray(s);
-    let out = "";
+    const out = new StrBuilder();
     let done = 0;
-    for (let i = 0; i <= cps.length; i++) {
-      if (count < 0 || done < count) {
-        out += rep;
-        done++;
+    const n = s.length;
+    for (let i = 0; i <= n; ) {
+      if (count >= 0 && done >= count) {
+        out.add(s.slice(i));
+        break;
       }
-      if (i < cps.length) out += cps[i];
+      out.add(rep);
+      done++;
+      if (i >= n) break;
+      const c = s.charCodeAt(i);
+      const d = s.charCodeAt(i + 1);
+      const w = c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+      out.add(w === 1 ? (s[i] as string) : s.slice(i, i + 2));
+      i += w;
     }
-    return out;
+    return out.toString();
   }
   if (count < 0) return s.split(old).join(rep);
-  let out = "";
+  const out = new StrBuilder();
   let i = 0;
   let done = 0;
   while (done < count) {
     const j = s.indexOf(old, i);
     if (j < 0) break;
-    out += s.slice(i, j) + rep;
+    out.add(s.slice(i, j));
+    out.add(rep);
     i = j + old.length;
     done++;
   }
-  return out + s.slice(i);
+  out.add(s.slice(i));
+  return out.toString();
 }
 
 /** Python str.find / rfind with optional slice bounds (code point indices). */
@@ -388,22 +508,22 @@ function titleChar(ch: string): string {
 
 /** Python str.title(). */
 export function pyTitle(s: string): string {
-  let out = "";
+  const out = new StrBuilder();
   let prevCased = false;
   for (const ch of s) {
     const c = ch.charCodeAt(0);
     if (c < 0x80) {
       const isLower = c >= 97 && c <= 122;
       const isUpper = c >= 65 && c <= 90;
-      if (prevCased) out += isUpper ? String.fromCharCode(c + 32) : ch;
-      else out += isLower ? String.fromCharCode(c - 32) : ch;
+      if (prevCased) out.add(isUpper ? String.fromCharCode(c + 32) : ch);
+      else out.add(isLower ? String.fromCharCode(c - 32) : ch);
       prevCased = isLower || isUpper;
       continue;
     }
-    out += prevCased ? ch.toLowerCase() : titleChar(ch);
+    out.add(prevCased ? ch.toLowerCase() : titleChar(ch));
     prevCased = RE_CASED.test(ch);
   }
-  return out;
+  return out.toString();
 }
 
 /** Python str.capitalize(). */
@@ -415,13 +535,13 @@ export function pyCapitalize(s: string): string {
 
 /** Python str.swapcase(). */
 export function pySwapcase(s: string): string {
-  let out = "";
+  const out = new StrBuilder();
   for (const ch of s) {
-    if (RE_UPPER.test(ch)) out += ch.toLowerCase();
-    else if (RE_LOWER.test(ch)) out += ch.toUpperCase();
-    else out += ch;
+    if (RE_UPPER.test(ch)) out.add(ch.toLowerCase());
+    else if (RE_LOWER.test(ch)) out.add(ch.toUpperCase());
+    else out.add(ch);
   }
-  return out;
+  return out.toString();
 }
 
 /** Python str.islower(). */
@@ -527,26 +647,49 @@ export function pyZfill(s: string, width: number): string {
   return fill + s;
 }
 
-/** Python str.expandtabs(tabsize). */
-export function pyExpandtabs(s: string, tabsize: number): string {
-  let out = "";
+/** Length of str.expandtabs(tabsize), in UTF-16 units (nothing is built). */
+export function expandedLength(s: string, tabsize: number): number {
+  let n = 0;
   let col = 0;
   for (const ch of s) {
     if (ch === "\t") {
       if (tabsize > 0) {
-        const n = tabsize - (col % tabsize);
-        out += " ".repeat(n);
-        col += n;
+        const k = tabsize - (col % tabsize);
+        n += k;
+        col += k;
       }
     } else if (ch === "\n" || ch === "\r") {
-      out += ch;
+      n++;
       col = 0;
     } else {
-      out += ch;
+      n += ch.length;
       col++;
     }
   }
-  return out;
+  return n;
+}
+
+/** Python str.expandtabs(tabsize). */
+export function pyExpandtabs(s: string, tabsize: number): string {
+  const out = new StrBuilder();
+  let col = 0;
+  let start = 0;
+  let i = 0;
+  for (const ch of s) {
+    if (ch === "\t") {
+      if (start < i) out.add(s.slice(start, i));
+      start = i + 1;
+      if (tabsize > 0) {
+        const n = tabsize - (col % tabsize);
+        out.add(" ".repeat(n));
+        col += n;
+      }
+    } else if (ch === "\n" || ch === "\r") col = 0;
+    else col++;
+    i += ch.length;
+  }
+  if (start < s.length) out.add(s.slice(start));
+  return out.toString();
 }
 
 /** Python string comparison (code point order): negative, zero or positive. */

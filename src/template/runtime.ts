@@ -23,8 +23,8 @@ import {
   strOf,
   typeName,
 } from "./ops.js";
-import type { SizeGuard } from "./ops.js";
-import { cpArray, hasSurrogates } from "./pystr.js";
+import { ENTRY_UNITS, ITEM_UNITS, OBJECT_UNITS, PIECE_UNITS, TUPLE_UNITS, type SizeGuard } from "./ops.js";
+import { StrBuilder, cpArray, cpLen, cpToUnit, hasSurrogates } from "./pystr.js";
 import { Joiner, MISSING, Markup, PyFunction, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 import { attrOf } from "./methods.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
@@ -46,6 +46,8 @@ export interface Limits {
   maxSteps: number;
   maxOutputChars: number;
   maxDepth: number;
+  /** the build budget: units (see ops.ts ITEM_UNITS …) every string, list or dict built is charged */
+  maxBuildUnits: number;
 }
 
 /** Where each message's rendering began: see RenderState.marks. */
@@ -68,9 +70,12 @@ export class RenderState implements SizeGuard {
   private readonly chunkStack: Array<number | string | null> = [];
   steps = 0;
   depth = 0;
+  /** build units charged so far (the output, and every string, list or dict built) */
+  built = 0;
   readonly maxSteps: number;
   readonly maxChars: number;
   readonly maxDepth: number;
+  readonly maxBuilt: number;
   /** the caller's render variables */
   readonly vars: Record<string, unknown>;
   /** Jinja2 context.vars: names set at template top level */
@@ -100,16 +105,37 @@ export class RenderState implements SizeGuard {
     this.maxSteps = limits.maxSteps;
     this.maxChars = limits.maxOutputChars;
     this.maxDepth = limits.maxDepth;
+    this.maxBuilt = limits.maxBuildUnits;
   }
 
   checkSize(n: number): void {
     if (n > this.maxChars) throw budgetError(`output-size budget exceeded (${n} > ${this.maxChars} characters)`);
   }
 
-  checkItems(n: number): void {
+  charge(n: number): void {
+    const b = this.built + n;
+    if (b > this.maxBuilt) this.buildFail(b);
+    this.built = b;
+  }
+
+  /** The build budget is spent (`total`: what the render would have built). */
+  buildFail(total: number): never {
+    throw budgetError(`output-size budget exceeded (the render would build ${total} > ${this.maxBuilt} units in all)`);
+  }
+
+  buildStr(n: number): void {
+    if (n > this.maxChars) this.checkSize(n);
+    this.charge(n);
+  }
+
+  buildItems(n: number): void {
     const max = Math.floor(this.maxChars / 16);
     if (n > max) throw budgetError(`collection-size budget exceeded (${n} > ${max} items)`);
-    this.addSteps(n >> 4);
+    this.charge(n * ITEM_UNITS);
+  }
+
+  room(): number {
+    return this.maxBuilt - this.built;
   }
 
   stepFail(): never {
@@ -164,8 +190,13 @@ export class RenderState implements SizeGuard {
 
   /** Writes a raw yielded value: a str is output, anything else fails when the buffer is joined. */
   writeChunk(v: unknown): void {
-    if (typeof v === "string") this.out += v;
-    else if (v instanceof Markup) this.out += v.s;
+    if (typeof v === "string") {
+      this.charge(v.length + PIECE_UNITS);
+      this.out += v;
+    } else if (v instanceof Markup) {
+      this.charge(v.s.length + PIECE_UNITS);
+      this.out += v.s;
+    }
     else if (this.badChunk === null) this.badChunk = `sequence item ${this.chunks}: expected str instance, ${typeName(v)} found`;
     this.chunks++;
   }
@@ -209,10 +240,22 @@ export class LoopContext {
   tkMemo = false;
   /** tracked renders: an iteration read something that depends on the loop's length */
   tkLenRead = false;
+  /**
+   * Tracked renders: the array was an iterator in the plain render (a reversed list, a dict's
+   * items), so reading the length charges what the plain render's iterator mode charges for
+   * collecting the rest (see `length`). -1: off; -2: on; else the index at which nextitem /
+   * last peeked (as the iterator mode holds that item aside).
+   */
+  tkIterPeek = -1;
+  private tkLenCharged = false;
   /** tracked renders: path of the item at an index (null when items have none) */
   tkItemPath: ((i: number, v: unknown, tk: Tracker) => Path | null) | null = null;
 
-  constructor(src: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number) {
+  /** what iterating an iterator's rest (for `length`) is charged to */
+  private readonly g: SizeGuard;
+
+  constructor(src: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number, g: SizeGuard) {
+    this.g = g;
     if (Array.isArray(src)) {
       this.arr = src;
       this.it = null;
@@ -274,10 +317,21 @@ export class LoopContext {
   }
 
   get length(): number {
+    if (this.tkIterPeek !== -1 && !this.tkLenCharged) {
+      // what the iterator mode would collect: the items after the current one (and after one
+      // already peeked at by `last` / `nextitem` at this index)
+      this.tkLenCharged = true;
+      const n = (this.arr as unknown[]).length;
+      const peeked = this.tkIterPeek === this.index0 && this.index0 + 1 < n ? 1 : 0;
+      this.g.charge(Math.max(0, n - this.index0 - 1 - peeked) * ITEM_UNITS);
+    }
     if (this.lengthCache >= 0) return this.lengthCache;
     const rest: unknown[] = [];
     const it = this.it as PyIter;
-    for (let r = it.next(); !r.done; r = it.next()) rest.push(r.value);
+    for (let r = it.next(); !r.done; r = it.next()) {
+      this.g.charge(ITEM_UNITS);
+      rest.push(r.value);
+    }
     this.it = new PyIter("list_iterator", rest[Symbol.iterator]());
     this.lengthCache = rest.length + this.index0 + 1 + (this.after !== MISSING ? 1 : 0);
     return this.lengthCache;
@@ -296,7 +350,10 @@ export class LoopContext {
     return this.index0 === 0;
   }
   get last(): boolean {
-    if (this.arr !== null) return this.index0 + 1 >= this.arr.length;
+    if (this.arr !== null) {
+      if (this.tkIterPeek !== -1 && !this.tkLenCharged) this.tkIterPeek = this.index0;
+      return this.index0 + 1 >= this.arr.length;
+    }
     return this.peek() === MISSING;
   }
   get depth(): number {
@@ -307,6 +364,7 @@ export class LoopContext {
     return this.before;
   }
   get nextitem(): unknown {
+    if (this.arr !== null && this.tkIterPeek !== -1 && !this.tkLenCharged) this.tkIterPeek = this.index0;
     const rv = this.peek();
     if (rv === MISSING) return new Undefined("there is no next item");
     return rv;
@@ -331,6 +389,7 @@ export class LoopContext {
     if (this.arr !== null) {
       for (let i = this.index0 + 1; i < this.arr.length; i++) {
         this.setIndex(i, this.arr[i]);
+        this.g.charge(TUPLE_UNITS);
         yield mkTuple([this.arr[i], this]);
       }
       return;
@@ -338,6 +397,7 @@ export class LoopContext {
     for (;;) {
       const v = this.nextItem();
       if (v === MISSING) return;
+      this.g.charge(TUPLE_UNITS);
       yield mkTuple([v, this]);
     }
   }
@@ -434,6 +494,7 @@ export class Macro {
       slots[d.callerSlot] = caller;
     }
     if (d.catchKwargs) {
+      rs.charge(OBJECT_UNITS + kwargs.size * ENTRY_UNITS);
       slots[d.kwargsSlot] = kwargs;
     } else if (kwargs.size > 0) {
       if (kwargs.has("caller")) {
@@ -441,7 +502,10 @@ export class Macro {
       }
       throw typeError(`macro ${pyRepr(d.name)} takes no keyword argument ${pyRepr(kwargs.keys().next().value)}`);
     }
-    if (d.catchVarargs) slots[d.varargsSlot] = mkTuple(args.slice(nargs));
+    if (d.catchVarargs) {
+      rs.charge(TUPLE_UNITS + Math.max(0, args.length - nargs) * ITEM_UNITS);
+      slots[d.varargsSlot] = mkTuple(args.slice(nargs));
+    }
     else if (args.length > nargs) {
       throw typeError(`macro ${pyRepr(d.name)} takes not more than ${nargs} argument(s)`);
     }
@@ -554,10 +618,15 @@ export function itemOf(obj: unknown, key: unknown): unknown {
       const c = s[i] as string;
       return obj instanceof Markup ? new Markup(c) : c;
     }
-    const cps = cpArray(s);
-    if (i < 0) i += cps.length;
-    if (i < 0 || i >= cps.length) return MISSING;
-    return obj instanceof Markup ? new Markup(cps[i] as string) : cps[i];
+    // by code point, without materializing the string's code points
+    if (i < 0) i += cpLen(s);
+    if (i < 0) return MISSING;
+    const u = cpToUnit(s, i);
+    if (u >= s.length) return MISSING;
+    const hi = s.charCodeAt(u);
+    const lo = s.charCodeAt(u + 1);
+    const ch = hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? s.slice(u, u + 2) : (s[u] as string);
+    return obj instanceof Markup ? new Markup(ch) : ch;
   }
   return MISSING;
 }
@@ -648,16 +717,23 @@ export function sliceIndices(len: number, startV: unknown, stopV: unknown, stepV
   return out;
 }
 
-/** Python obj[start:stop:step] (no sandbox fallback, errors propagate as in Jinja2). */
-export function pySlice(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
+/**
+ * Python obj[start:stop:step] (no sandbox fallback, errors propagate as in Jinja2); the result
+ * is charged to `g` before it is built.
+ */
+export function pySlice(obj: unknown, start: unknown, stop: unknown, step: unknown, g: SizeGuard): unknown {
   if (obj instanceof Undefined) failUndefined(obj);
   if (Array.isArray(obj)) {
     if (step === null && (start === null || (typeof start === "number" && start >= 0)) && (stop === null || (typeof stop === "number" && stop >= 0))) {
-      const r = obj.slice(sliceIndex(start) ?? 0, stop === null ? undefined : (sliceIndex(stop) as number));
+      const a = Math.min(sliceIndex(start) ?? 0, obj.length);
+      const b = stop === null ? obj.length : Math.min(sliceIndex(stop) as number, obj.length);
+      g.buildItems(Math.max(0, b - a));
+      const r = obj.slice(a, b);
       return isTuple(obj) ? mkTuple(r) : r;
     }
     // (filled directly: no list of indices first — `messages[::-1]` runs on every render)
     const [first, by, count] = sliceBounds(obj.length, start, stop, step);
+    g.buildItems(count);
     const r = new Array<unknown>(count);
     for (let k = 0; k < count; k++) r[k] = obj[first + k * by];
     return isTuple(obj) ? mkTuple(r) : r;
@@ -665,19 +741,29 @@ export function pySlice(obj: unknown, start: unknown, stop: unknown, step: unkno
   if (typeof obj === "string" || obj instanceof Markup) {
     const s = strOf(obj);
     let r: string;
-    if (!hasSurrogates(s) && (step === null || step === 1)) {
+    const surr = hasSurrogates(s);
+    if (step === null || step === 1) {
       const idx0 = sliceIndex(start);
       const idx1 = sliceIndex(stop);
-      const len = s.length;
-      let a = idx0 === null ? 0 : idx0 < 0 ? Math.max(0, idx0 + len) : Math.min(idx0, len);
+      const len = surr ? cpLen(s) : s.length;
+      const a = idx0 === null ? 0 : idx0 < 0 ? Math.max(0, idx0 + len) : Math.min(idx0, len);
       let b = idx1 === null ? len : idx1 < 0 ? Math.max(0, idx1 + len) : Math.min(idx1, len);
       if (b < a) b = a;
-      r = s.slice(a, b);
-      a = 0;
+      // (by code point: a surrogate pair is one)
+      const ua = surr ? cpToUnit(s, a) : a;
+      const ub = surr ? cpToUnit(s, b) : b;
+      g.buildStr(ub - ua);
+      r = s.slice(ua, ub);
     } else {
-      const cps = hasSurrogates(s) ? cpArray(s) : s.split("");
-      const idx = sliceIndices(cps.length, start, stop, step);
-      r = idx.map((i) => cps[i]).join("");
+      // code points one by one; the chunked builder holds few pieces at a time
+      const cps = surr ? (g.buildItems(s.length), cpArray(s)) : null;
+      const [first, by, count] = sliceBounds(cps === null ? s.length : cps.length, start, stop, step);
+      g.checkSize(count);
+      g.charge(4 * count);
+      const out = new StrBuilder();
+      for (let k = 0; k < count; k++) out.add(cps === null ? (s[first + k * by] as string) : (cps[first + k * by] as string));
+      if (out.length > count) g.checkSize(out.length);
+      r = out.toString();
     }
     return obj instanceof Markup ? new Markup(r) : r;
   }

@@ -6,6 +6,7 @@
  *
  * Layer: template.
  */
+import { StrBuilder } from "./pystr.js";
 
 export interface NaiveDateTime {
   year: number;
@@ -65,34 +66,67 @@ function pad(s: string, width: number, ch: string): string {
 /** Python datetime.strftime(fmt) for a naive datetime. */
 export function strftime(fmt: string, d: NaiveDateTime): string {
   // Python's own pass: %f, %z, %Z (naive: empty); everything else goes to the C library.
-  let pre = "";
+  if (!/%[fzZ]/.test(fmt)) return cStrftime(fmt, d);
+  const pre = new StrBuilder();
   for (let i = 0; i < fmt.length; ) {
-    const ch = fmt[i++] as string;
-    if (ch !== "%") {
-      pre += ch;
+    if (fmt[i] !== "%") {
+      let j = fmt.indexOf("%", i);
+      if (j < 0) j = fmt.length;
+      pre.add(fmt.slice(i, j));
+      i = j;
       continue;
     }
+    i++;
     if (i >= fmt.length) {
-      pre += "%";
+      pre.add("%");
       break;
     }
     const c = fmt[i++] as string;
-    if (c === "f") pre += String(d.microsecond).padStart(6, "0");
-    else if (c === "z" || c === "Z") pre += "";
-    else pre += "%" + c;
+    if (c === "f") pre.add(String(d.microsecond).padStart(6, "0"));
+    else if (c === "z" || c === "Z") pre.add("");
+    else pre.add("%" + c);
   }
-  return cStrftime(pre, d);
+  return cStrftime(pre.toString(), d);
+}
+
+/**
+ * The most UTF-16 units strftime(fmt) can produce: each directive at most its width or 64
+ * (the longest conversion, `%c`, is 24), literal text as is.
+ */
+export function strftimeBound(fmt: string): number {
+  let n = 0;
+  for (let i = 0; i < fmt.length; ) {
+    if (fmt[i] !== "%") {
+      let j = fmt.indexOf("%", i);
+      if (j < 0) j = fmt.length;
+      n += j - i;
+      i = j;
+      continue;
+    }
+    const start = i++;
+    while (i < fmt.length && "_-0^#".includes(fmt[i] as string)) i++;
+    let width = 0;
+    while (i < fmt.length && (fmt[i] as string) >= "0" && (fmt[i] as string) <= "9") width = width * 10 + (fmt.charCodeAt(i++) - 48);
+    while (i < fmt.length && (fmt[i] === "E" || fmt[i] === "O")) i++;
+    i++;
+    n += Math.max(width, 64, i - start);
+  }
+  return n;
 }
 
 function cStrftime(fmt: string, d: NaiveDateTime): string {
-  let out = "";
+  // (built in chunks: a long format makes no rope node per piece)
+  const out = new StrBuilder();
   const n = fmt.length;
   let i = 0;
   while (i < n) {
     const ch = fmt[i] as string;
     if (ch !== "%") {
-      out += ch;
-      i++;
+      // a run of literal text, up to the next directive
+      let j = fmt.indexOf("%", i);
+      if (j < 0) j = n;
+      out.add(fmt.slice(i, j));
+      i = j;
       continue;
     }
     const start = i;
@@ -116,7 +150,7 @@ function cStrftime(fmt: string, d: NaiveDateTime): string {
     }
     while (i < n && (fmt[i] === "E" || fmt[i] === "O")) i++;
     if (i >= n) {
-      out += fmt.slice(start);
+      out.add(fmt.slice(start));
       break;
     }
     const conv = fmt[i++] as string;
@@ -140,134 +174,137 @@ function cStrftime(fmt: string, d: NaiveDateTime): string {
     const wd = weekdaySun(d);
     switch (conv) {
       case "a":
-        out += text((DAYS[wd] as string).slice(0, 3));
+        out.add(text((DAYS[wd] as string).slice(0, 3)));
         break;
       case "A":
-        out += text(DAYS[wd] as string);
+        out.add(text(DAYS[wd] as string));
         break;
       case "b":
       case "h":
-        out += text((MONTHS[d.month - 1] as string).slice(0, 3));
+        out.add(text((MONTHS[d.month - 1] as string).slice(0, 3)));
         break;
       case "B":
-        out += text(MONTHS[d.month - 1] as string);
+        out.add(text(MONTHS[d.month - 1] as string));
         break;
       case "c":
-        out += text(cStrftime("%a %b %e %H:%M:%S %Y", d));
+        out.add(text(cStrftime("%a %b %e %H:%M:%S %Y", d)));
         break;
       case "C":
-        out += num(Math.floor(d.year / 100), 2);
+        out.add(num(Math.floor(d.year / 100), 2));
         break;
       case "d":
-        out += num(d.day, 2);
+        out.add(num(d.day, 2));
         break;
       case "D":
-        out += text(cStrftime("%m/%d/%y", d));
+        out.add(text(cStrftime("%m/%d/%y", d)));
         break;
       case "e":
-        out += num(d.day, 2, " ");
+        out.add(num(d.day, 2, " "));
         break;
       case "F":
-        out += text(cStrftime("%Y-%m-%d", d));
+        out.add(text(cStrftime("%Y-%m-%d", d)));
         break;
       case "g":
-        out += num(isoWeek(d)[0] % 100, 2);
+        out.add(num(isoWeek(d)[0] % 100, 2));
         break;
       case "G":
-        out += num(isoWeek(d)[0], 1);
+        out.add(num(isoWeek(d)[0], 1));
         break;
       case "H":
-        out += num(d.hour, 2);
+        out.add(num(d.hour, 2));
         break;
       case "I":
-        out += num(d.hour % 12 === 0 ? 12 : d.hour % 12, 2);
+        out.add(num(d.hour % 12 === 0 ? 12 : d.hour % 12, 2));
         break;
       case "j":
-        out += num(dayOfYear(d), 3);
+        out.add(num(dayOfYear(d), 3));
         break;
       case "k":
-        out += num(d.hour, 2, " ");
+        out.add(num(d.hour, 2, " "));
         break;
       case "l":
-        out += num(d.hour % 12 === 0 ? 12 : d.hour % 12, 2, " ");
+        out.add(num(d.hour % 12 === 0 ? 12 : d.hour % 12, 2, " "));
         break;
       case "m":
-        out += num(d.month, 2);
+        out.add(num(d.month, 2));
         break;
       case "M":
-        out += num(d.minute, 2);
+        out.add(num(d.minute, 2));
         break;
       case "n":
-        out += "\n";
+        out.add("\n");
         break;
       case "p":
-        out += text(d.hour < 12 ? "AM" : "PM", true);
+        out.add(text(d.hour < 12 ? "AM" : "PM", true));
         break;
       case "P":
-        out += text(d.hour < 12 ? "am" : "pm");
+        out.add(text(d.hour < 12 ? "am" : "pm"));
         break;
       case "r":
-        out += text(cStrftime("%I:%M:%S %p", d));
+        out.add(text(cStrftime("%I:%M:%S %p", d)));
         break;
       case "R":
-        out += text(cStrftime("%H:%M", d));
+        out.add(text(cStrftime("%H:%M", d)));
         break;
       case "s":
-        out += num(d.epoch, 1);
+        out.add(num(d.epoch, 1));
         break;
       case "S":
-        out += num(d.second, 2);
+        out.add(num(d.second, 2));
         break;
       case "t":
-        out += "\t";
+        out.add("\t");
         break;
       case "T":
-        out += text(cStrftime("%H:%M:%S", d));
+        out.add(text(cStrftime("%H:%M:%S", d)));
         break;
       case "u":
-        out += num(wd === 0 ? 7 : wd, 1);
+        out.add(num(wd === 0 ? 7 : wd, 1));
         break;
       case "U":
-        out += num(Math.floor((dayOfYear(d) - 1 + 7 - wd) / 7), 2);
+        out.add(num(Math.floor((dayOfYear(d) - 1 + 7 - wd) / 7), 2));
         break;
       case "V":
-        out += num(isoWeek(d)[1], 2);
+        out.add(num(isoWeek(d)[1], 2));
         break;
       case "w":
-        out += num(wd, 1);
+        out.add(num(wd, 1));
         break;
       case "W":
-        out += num(Math.floor((dayOfYear(d) - 1 + 7 - ((wd + 6) % 7)) / 7), 2);
+        out.add(num(Math.floor((dayOfYear(d) - 1 + 7 - ((wd + 6) % 7)) / 7), 2));
         break;
       case "x":
-        out += text(cStrftime("%m/%d/%y", d));
+        out.add(text(cStrftime("%m/%d/%y", d)));
         break;
       case "X":
-        out += text(cStrftime("%H:%M:%S", d));
+        out.add(text(cStrftime("%H:%M:%S", d)));
         break;
       case "y":
-        out += num(d.year % 100, 2);
+        out.add(num(d.year % 100, 2));
         break;
       case "Y":
-        out += num(d.year, 1);
+        out.add(num(d.year, 1));
         break;
       case "z":
-        out += num(0, 4);
-        out = out.slice(0, out.length - 4) + "+" + out.slice(out.length - 4);
+        {
+          // the offset's sign goes before its last four digits
+          const z = num(0, 4);
+          out.add(z.slice(0, z.length - 4) + "+" + z.slice(z.length - 4));
+        }
         break;
       case "Z":
-        out += text("");
+        out.add(text(""));
         break;
       case "%":
-        out += "%";
+        out.add("%");
         break;
       default: {
         const seq = fmt.slice(start, i);
-        out += width > seq.length ? " ".repeat(width - seq.length) + seq : seq;
+        out.add(width > seq.length ? " ".repeat(width - seq.length) + seq : seq);
       }
     }
   }
-  return out;
+  return out.toString();
 }
 
 /** The naive datetime HF would see: `now`'s UTC fields when given, else the local wall clock. */

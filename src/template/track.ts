@@ -37,6 +37,33 @@ const P_REV = 3;
 const P_VIEW = 4;
 const P_LOOPITEM = 5;
 
+/**
+ * The tracking state of one render (its records, observations, snapshots, new paths) would
+ * exceed its bound (RenderBudget.maxTrackBytes): the render is redone whole, untracked.
+ */
+export class TrackingBudgetError extends Error {}
+const TRACK_OVER = new TrackingBudgetError("tracking budget exceeded");
+
+/** Estimated bytes of tracking state one render has added (see TRACK_* below). */
+export class TrackBudget {
+  held = 0;
+  over = false;
+  constructor(readonly max: number) {}
+  grow(n: number): void {
+    if ((this.held += n) > this.max) {
+      this.over = true;
+      throw TRACK_OVER;
+    }
+  }
+}
+
+/** estimated bytes of: a path, an observation (5 slots), a record, a snapshot node, a loop entry */
+const TRACK_PATH = 160;
+const TRACK_OBS = 40;
+const TRACK_REC = 160;
+const TRACK_SNAP = 64;
+const TRACK_LOOP = 96;
+
 /** Resolution failed: the parent was not a container (never equal to any recorded value). */
 const NOTFOUND: unique symbol = Symbol("notfound") as never;
 
@@ -82,6 +109,7 @@ export class Path {
   snap: unknown = undefined;
 
   constructor(space: PathSpace, parent: Path | null, op: number, key: unknown, sargs: readonly unknown[] | null, m: number, vol: boolean) {
+    space.budget?.grow(TRACK_PATH);
     this.id = space.nextId++;
     this.space = space;
     this.parent = parent;
@@ -206,6 +234,8 @@ function sliceKey(v: unknown): string {
 /** The interning table of one conversation lineage's paths. */
 export class PathSpace {
   nextId = 1;
+  /** the bound of the render adding to this space (null between renders) */
+  budget: TrackBudget | null = null;
   readonly roots = new Map<string, Path>();
   readonly loopRoots: Path[] = [];
   /** interned state observations (see O_CACHED): key → id, and id → the observation */
@@ -219,6 +249,7 @@ export class PathSpace {
   listId(key: string): number {
     let id = this.listIds.get(key);
     if (id === undefined) {
+      this.budget?.grow(64 + 2 * key.length);
       id = this.listIds.size;
       this.listIds.set(key, id);
     }
@@ -229,6 +260,7 @@ export class PathSpace {
   checkId(key: string, kind: number, a: unknown, b: unknown, c: unknown): number {
     let id = this.checkIds.get(key);
     if (id === undefined) {
+      this.budget?.grow(64 + TRACK_OBS + 2 * key.length);
       id = this.checkObs.length;
       // m = -1: the cached observation's own m decides whether it is checked at all
       this.checkObs.push([kind, -1, a, b, c]);
@@ -412,23 +444,29 @@ export function snapshot(v: unknown, depth = 0): unknown {
   if (depth > 200) throw UNSNAPPABLE;
   if (v instanceof PyFloat || v instanceof Markup || v instanceof PyRange) return v;
   if (v instanceof SeqView) return snapshot(v.toArray(), depth);
+  // (a tracked render's copies count against its tracking bound, before they are made)
+  const sb = SNAP_BUDGET;
   if (Array.isArray(v)) {
+    sb?.grow(TRACK_SNAP + 8 * v.length);
     const out = new Array<unknown>(v.length);
     for (let i = 0; i < v.length; i++) out[i] = snapshot(v[i], depth + 1);
     return isTuple(v) ? mkTuple(out) : out;
   }
   if (v instanceof PyDict) {
+    sb?.grow(TRACK_SNAP + 48 * v.m.size);
     const d = new PyDict();
     for (const [nk, e] of v.m) d.m.set(nk, [snapshot(e[0], depth + 1), snapshot(e[1], depth + 1)]);
     return d;
   }
   if (v instanceof Map) {
+    sb?.grow(TRACK_SNAP + 48 * v.size);
     const d = new Map<unknown, unknown>();
     for (const [k, x] of v) d.set(snapshot(k, depth + 1), snapshot(x, depth + 1));
     return d;
   }
   if (isPlainDict(v)) {
     const ks = keysOf(v);
+    sb?.grow(TRACK_SNAP + 48 * ks.length);
     const o: Record<string, unknown> = Object.create(Object.getPrototypeOf(v) as object | null) as Record<string, unknown>;
     for (const k of ks) {
       const x = v[k];
@@ -444,6 +482,8 @@ export function snapshot(v: unknown, depth = 0): unknown {
   throw UNSNAPPABLE;
 }
 const KEY_ORDER_SYM: symbol = Symbol.for("deltatok.keyOrder");
+/** the tracking bound of the render running (snapshots are made only by tracked renders), else null */
+let SNAP_BUDGET: TrackBudget | null = null;
 
 /**
  * Key lists of snapshot dicts, computed once: snapshots are never modified after snapshot()
@@ -622,6 +662,8 @@ export class Rec {
   /** generation spans relative to the unit's start: [start, length] × n */
   g: number[] | null = null;
   steps = 0;
+  /** build units the unit charged (RenderState.built) */
+  built = 0;
   chunks = 0;
   ctl = 0;
   ae = false;
@@ -656,6 +698,11 @@ export class Trace {
     readonly versions: readonly number[] | null = null,
     /** how many output segments the render had */
     readonly segmentCount = 0,
+    /**
+     * the render went past its tracking bound and was rendered whole: the conversation's next
+     * renders are whole too (counted as fallback `tracking_budget`), without trying again
+     */
+    readonly untracked = false,
   ) {}
 }
 
@@ -673,12 +720,17 @@ export interface IncrementalStats {
   fallbacks: number;
   /** reused iterations whose reads inside their message were proven by its unchanged version */
   unchangedItems: number;
+  /**
+   * Fallback `tracking_budget`: incremental renders done whole, untracked (the same output),
+   * because their tracking state would have exceeded RenderBudget.maxTrackBytes — or an earlier
+   * render of the same conversation's did
+   */
+  trackingBudget: number;
 }
 
 export function emptyStats(): IncrementalStats {
-  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0 };
+  return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0, trackingBudget: 0 };
 }
-
 
 /**
  * A unit being executed (or about to be validated). Frames are pooled by depth: a replayed
@@ -701,6 +753,7 @@ export class Frame {
   loopOrd = 0;
   nsOrd = 0;
   steps0 = 0;
+  built0 = 0;
   chunks0 = 0;
   ae = false;
   bad = false;
@@ -750,14 +803,14 @@ export class Frame {
   }
 
   /** The record of this execution (takes the recordings); `readAt[slot]`: serial of the slot's last read. */
-  toRec(out: string, steps: number, chunks: number, ctl: number, readAt: number[]): Rec {
-    const rec = this.build(out, steps, chunks, ctl, readAt);
+  toRec(out: string, steps: number, built: number, chunks: number, ctl: number, readAt: number[]): Rec {
+    const rec = this.build(out, steps, built, chunks, ctl, readAt);
     // a segment's text is held (and charged) by the engine's snapshot already
     if (this.segmented || this.depth === 0) rec.bytes -= out.length * 2;
     return rec;
   }
 
-  private build(out: string, steps: number, chunks: number, ctl: number, readAt: number[]): Rec {
+  private build(out: string, steps: number, built: number, chunks: number, ctl: number, readAt: number[]): Rec {
     const lz = this.lazy;
     if (lz !== null) {
       // a set whose value was never read: its (int-valued, error-free) result did not matter
@@ -779,6 +832,7 @@ export class Frame {
     r.g = this.g;
     r.out = out;
     r.steps = steps;
+    r.built = built;
     r.chunks = chunks;
     r.ctl = ctl;
     r.ae = this.ae;
@@ -876,10 +930,16 @@ export class Tracker {
   private prevVersions: readonly number[] | null = null;
   private versionsPath: Path | null = null;
 
-  constructor(rs: RenderState, prev: Trace | null, space: PathSpace, conds: readonly CondEv[], condPos: ReadonlyArray<PosCond | undefined> = []) {
+  /** what this render's tracking state may grow to (RenderBudget.maxTrackBytes) */
+  readonly tb: TrackBudget;
+
+  constructor(rs: RenderState, prev: Trace | null, space: PathSpace, conds: readonly CondEv[], condPos: ReadonlyArray<PosCond | undefined> = [], maxTrackBytes = Infinity) {
     this.rs = rs;
     this.prev = prev;
     this.space = space;
+    this.tb = new TrackBudget(maxTrackBytes);
+    space.budget = this.tb;
+    SNAP_BUDGET = this.tb;
     this.conds = conds;
     this.condPos = condPos;
     this.epoch = ++EPOCH;
@@ -908,6 +968,8 @@ export class Tracker {
   /** Ends the render (successful or not): later renders continue the serials. */
   close(): void {
     if (this.serial >= SERIAL) SERIAL = this.serial + 1;
+    this.space.budget = null;
+    SNAP_BUDGET = null;
   }
 
   // ---- classification of reads ----
@@ -920,7 +982,13 @@ export class Tracker {
   }
 
   private push(kind: number, m: number, a: unknown, b: unknown, c: unknown): void {
+    this.tb.grow(TRACK_OBS);
     (this.cur as Frame).o.push(kind, m, a, b, c);
+  }
+
+  /** A record made by this render: what it holds besides its observations (counted as pushed). */
+  private made(r: Rec): void {
+    this.tb.grow(TRACK_REC + 2 * r.out.length + 8 * ((r.w?.length ?? 0) + (r.g?.length ?? 0)));
   }
 
   /**
@@ -1033,6 +1101,7 @@ export class Tracker {
    */
   registerVoid(node: number, q: Path, r: Rec): void {
     if (voidKind(r) === VOID_NO) return;
+    this.tb.grow(48);
     let m = this.voids.get(node);
     if (m === undefined) this.voids.set(node, (m = new Map()));
     m.set(q, r);
@@ -1072,7 +1141,8 @@ export class Tracker {
     else {
       try {
         snap = snapshot(p.op === P_SLICE || p.op === P_REV ? p.resolve(this) : v);
-      } catch {
+      } catch (e) {
+        if (e === TRACK_OVER) throw e;
         snap = NEVER;
       }
       p.snapEpoch = EPOCH;
@@ -1245,7 +1315,8 @@ export class Tracker {
   private deepSV(v: unknown): unknown {
     try {
       return new SV(S_DEEP, snapshot(v), null);
-    } catch {
+    } catch (e) {
+      if (e === TRACK_OVER) throw e;
       return SV_NEVER;
     }
   }
@@ -1465,6 +1536,7 @@ export class Tracker {
     rs.base = this.emitted;
     rs.out = "";
     f.steps0 = rs.steps;
+    f.built0 = rs.built;
     f.chunks0 = rs.chunks;
     f.ae = rs.autoescape;
     this.frames.push(f);
@@ -1485,7 +1557,9 @@ export class Tracker {
     this.frames.pop();
     this.cur = null;
     if (replayed !== null) return replayed;
-    return f.toRec(f.segmented ? "" : out, rs.steps - f.steps0, rs.chunks - f.chunks0, 0, this.slotReadAt);
+    const rec = f.toRec(f.segmented ? "" : out, rs.steps - f.steps0, rs.built - f.built0, rs.chunks - f.chunks0, 0, this.slotReadAt);
+    this.made(rec);
+    return rec;
   }
 
   /** Appends a segment of output (`replayed`: a replayed record's). */
@@ -1523,6 +1597,7 @@ export class Tracker {
     }
     f.base = rs.base;
     f.steps0 = rs.steps;
+    f.built0 = rs.built;
     f.chunks0 = rs.chunks;
     f.ae = rs.autoescape;
     this.frames.push(f);
@@ -1544,7 +1619,8 @@ export class Tracker {
     const out = rs.out;
     let used: Rec;
     if (replayed === null) {
-      used = f.toRec(out, rs.steps - f.steps0, rs.chunks - f.chunks0, ctl, this.slotReadAt);
+      used = f.toRec(out, rs.steps - f.steps0, rs.built - f.built0, rs.chunks - f.chunks0, ctl, this.slotReadAt);
+      this.made(used);
       this.stats.iterationsExecuted++;
     } else {
       used = replayed;
@@ -1576,6 +1652,7 @@ export class Tracker {
 
   /** Records a loop run by the current unit (expecting about `size` iterations); returns its entry. */
   loopEntry(node: number, size = 0): LoopEntry {
+    this.tb.grow(TRACK_LOOP + 8 * size);
     const f = this.cur as Frame;
     const e = new LoopEntry(node, size > 0 ? new Array<Rec>(size) : []);
     (f.loops ??= []).push(e);
@@ -1596,6 +1673,7 @@ export class Tracker {
     const rs = this.rs;
     if (!this.admissible(rec)) return false;
     const steps = rs.steps;
+    const built = rs.built;
     this.validating = true;
     try {
       return this.check(rec, rec.depth, a);
@@ -1604,6 +1682,7 @@ export class Tracker {
     } finally {
       this.validating = false;
       rs.steps = steps;
+      rs.built = built;
     }
   }
 
@@ -1611,7 +1690,7 @@ export class Tracker {
   private admissible(rec: Rec): boolean {
     const rs = this.rs;
     if (rec.bad || rec.ae !== rs.autoescape) return false;
-    return rs.steps + rec.steps <= rs.maxSteps && this.rootLen() + rec.out.length <= rs.maxChars;
+    return rs.steps + rec.steps <= rs.maxSteps && rs.built + rec.built <= rs.maxBuilt && this.rootLen() + rec.out.length <= rs.maxChars;
   }
 
   private rootLen(): number {
@@ -1879,6 +1958,9 @@ export class Tracker {
 
   /** A copy of `rec` whose grown loops include the iterations found by `extend`. */
   private extended(rec: Rec, ext: Array<[number, LoopEntry, number, Rec[]]>): Rec {
+    let n = rec.o.length;
+    for (const [, e, , add] of ext) n += e.iters.length + add.length;
+    this.tb.grow(TRACK_REC + 8 * n);
     const r = new Rec(rec.depth, rec.key);
     r.o = rec.o.slice();
     r.loops = rec.loops === null ? null : rec.loops.slice();
@@ -1886,6 +1968,7 @@ export class Tracker {
     r.w = rec.w;
     r.g = rec.g;
     r.steps = rec.steps;
+    r.built = rec.built;
     r.chunks = rec.chunks;
     r.ctl = rec.ctl;
     r.ae = rec.ae;
@@ -1910,6 +1993,7 @@ export class Tracker {
       if (li >= 0) (r.loops as LoopEntry[])[li] = ne;
       for (const x of add) {
         r.steps += 1 + x.steps;
+        r.built += x.built;
         r.chunks += x.chunks;
       }
     }
@@ -1928,6 +2012,7 @@ export class Tracker {
     let rec = recIn;
     if (!this.admissible(rec)) return null;
     const steps = rs.steps;
+    const built = rs.built;
     this.validating = true;
     this.scopeFn = scope;
     this.ext = [];
@@ -1940,7 +2025,7 @@ export class Tracker {
       if (item !== null) this.stats.unchangedItems++;
       if (this.ext.length > 0) {
         rec = this.extended(rec, this.ext);
-        if (steps + rec.steps > rs.maxSteps) return null;
+        if (steps + rec.steps > rs.maxSteps || built + rec.built > rs.maxBuilt) return null;
       }
       // Held by re-evaluating a condition: the condition's recorded inputs need not all hold, so
       // the record must not stand inside its parent's record, whose validation skips the reads
@@ -1957,6 +2042,7 @@ export class Tracker {
       this.ext = null;
       this.extKey = undefined;
       rs.steps = steps;
+      rs.built = built;
     }
     const parent = this.cur as Frame;
     const segmented = parent.depth === 0 && parent.segmented;
@@ -2025,6 +2111,7 @@ export class Tracker {
     const rs = this.rs;
     const its = pl.iters;
     let steps = rs.steps;
+    let built = rs.built;
     this.runNo = ++RUNS;
     if (this.stamps.length < this.space.checkObs.length + 64) this.stamps = new Int32Array(2 * this.space.checkObs.length + 64);
     if (this.listStamps.length < this.space.listIds.size + 64) this.listStamps = new Int32Array(2 * this.space.listIds.size + 64);
@@ -2039,7 +2126,7 @@ export class Tracker {
         if (item === null) break;
         // the loop counts one step per iteration (for the first, the caller already has)
         const loopStep = t > i ? 1 : 0;
-        if (steps + loopStep + rec.steps > rs.maxSteps || this.emitted + rs.out.length + rec.out.length > rs.maxChars) break;
+        if (steps + loopStep + rec.steps > rs.maxSteps || built + rec.built > rs.maxBuilt || this.emitted + rs.out.length + rec.out.length > rs.maxChars) break;
         const fd = this.fdOf(rec, item);
         // a list of state observations only that held in this run holds again
         const li = rec.fdList;
@@ -2048,14 +2135,17 @@ export class Tracker {
           this.scopeFn = scope;
           const re = this.reevaluations;
           const ok = this.checkList(fd, rec.depth, a, true);
-          // (a re-evaluated condition may have counted steps)
+          // (a re-evaluated condition may have counted steps and built values)
           rs.steps = steps;
+          rs.built = built;
           if (!ok) break;
           if (li >= 0 && re === this.reevaluations) this.listStamps[li] = this.runNo;
         }
         if (t === i) this.flush();
         steps += loopStep + rec.steps;
         rs.steps = steps;
+        built += rec.built;
+        rs.built = built;
         rs.chunks += rec.chunks;
         const out = rec.out;
         if (out.length > 0) {
@@ -2072,6 +2162,7 @@ export class Tracker {
       this.scopeFn = null;
       this.runNo = 0;
       rs.steps = steps;
+      rs.built = built;
     }
     const m = t - i;
     this.stats.iterationsReused += m;
@@ -2086,6 +2177,7 @@ export class Tracker {
    */
   private carry(parent: Frame, rec: Rec, off: number): void {
     const uw = rec.w;
+    this.tb.grow(8 * ((uw?.length ?? 0) + (rec.g?.length ?? 0)));
     if (uw !== null) {
       const pw = parent.w;
       if (pw === null) parent.w = uw.slice();
@@ -2103,6 +2195,7 @@ export class Tracker {
   replay(rec: Rec): void {
     const rs = this.rs;
     rs.steps += rec.steps;
+    rs.built += rec.built;
     rs.chunks += rec.chunks;
     if (rec.g !== null) {
       const base = this.rootLen();

@@ -90,6 +90,24 @@ export class AddedTokenScanner {
     this.boundaryTokenCount = boundaries;
   }
 
+  /**
+   * Whether the scan's decision at position `i` of `text` (the longest raw token starting there,
+   * or none) reads only characters before `limit`: the trie walk from `i` stops — on a character
+   * no token continues with, or at a token with no longer one — without reading `text[limit]`.
+   * Any text equal to `text` before `limit` then gets the same decision at `i`.
+   */
+  decidesBefore(text: string, i: number, limit: number): boolean {
+    let node: TrieNode = this.#root;
+    for (let j = i; ; j++) {
+      const next = node.next;
+      if (next === null) return true;
+      if (j >= limit) return false;
+      const child = next.get(text.charCodeAt(j));
+      if (child === undefined) return true;
+      node = child;
+    }
+  }
+
   /** Text of a raw added token by id (for the seam trick), or undefined. */
   contentOf(id: number): string | undefined {
     return this.#contentById.get(id);

@@ -1,0 +1,74 @@
+/**
+ * The binary output files of `tokenize` and `rollout`: an 8-byte magic, then arrays written as
+ * they come (little-endian, each padded to a multiple of 4 bytes), then a UTF-8 JSON index, and
+ * in the last 8 bytes the index's byte offset as a little-endian uint64. Readers
+ * (`read_tokens`, `read_rollouts` in the Python client) seek to the index, then to the arrays it
+ * names. Write errors are DT_OUTPUT_UNWRITABLE (src/cli/output.ts).
+ */
+import type { WriteStream } from "node:fs";
+import { openOutputStream, settle } from "./output.js";
+
+export class BinaryFile {
+  readonly #out: WriteStream;
+  readonly #path: string;
+  readonly #magic: string;
+  #offset = 0;
+  /** Index records, written as `records` at the end. */
+  readonly index: Array<Record<string, unknown>> = [];
+
+  constructor(path: string, magic: string) {
+    if (magic.length !== 8) throw new Error("magic must be 8 bytes");
+    this.#out = openOutputStream(path);
+    this.#path = path;
+    this.#magic = magic;
+  }
+
+  async start(): Promise<void> {
+    await this.#write(new TextEncoder().encode(this.#magic));
+  }
+
+  /** Writes uint32 values; returns their byte offset. */
+  async u32(values: Uint32Array): Promise<number> {
+    const at = this.#offset;
+    const buf = new Uint8Array(values.length * 4);
+    const view = new DataView(buf.buffer);
+    for (let i = 0; i < values.length; i++) view.setUint32(i * 4, values[i] as number, true);
+    await this.#write(buf);
+    return at;
+  }
+
+  /** Writes float32 values; returns their byte offset. */
+  async f32(values: Float32Array): Promise<number> {
+    const at = this.#offset;
+    const buf = new Uint8Array(values.length * 4);
+    const view = new DataView(buf.buffer);
+    for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i] as number, true);
+    await this.#write(buf);
+    return at;
+  }
+
+  /** Writes bytes, zero-padded to a multiple of 4; returns their byte offset. */
+  async bytes(values: Uint8Array): Promise<number> {
+    const at = this.#offset;
+    const padded = new Uint8Array((values.length + 3) & ~3);
+    padded.set(values);
+    await this.#write(padded);
+    return at;
+  }
+
+  /** Writes the index (`header` plus `records`) and closes the file. */
+  async finish(header: Record<string, unknown>): Promise<void> {
+    const at = this.#offset;
+    await this.#write(new TextEncoder().encode(JSON.stringify({ ...header, records: this.index })));
+    const tail = new Uint8Array(8);
+    new DataView(tail.buffer).setBigUint64(0, BigInt(at), true);
+    await this.#write(tail);
+    this.#out.end();
+    await settle(this.#out, "close", this.#path);
+  }
+
+  async #write(buf: Uint8Array): Promise<void> {
+    this.#offset += buf.byteLength;
+    if (!this.#out.write(buf)) await settle(this.#out, "drain", this.#path);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * `deltatok rollout <corpus.jsonl> [--out FILE] [--format jsonl|binary]`: every conversation as
+ * RL training sequences (api/rollout.ts has the definitions). Assistant messages may carry
+ * `sampled_ids` and `sampled_logprobs`.
+ *
+ * JSONL: one record per conversation:
+ *   {"id", "sequences": [{"ids", "mask": [[start, end], ...], "logprobs": [...] | null,
+ *    "turns": [{"index", "prompt_tokens", "completion": [start, end], "sampled", "in_context"}]}],
+ *    "splits": [{"index", "at", "reason", "message"?, "context": {"sequence", "prompt"}}],
+ *    "drift": [{"index", "at", "sampled_tokens", "canonical_tokens", "sampled", "canonical",
+ *    "decodes_to_render"}]}
+ * or {"id", "line", "error": {code, message, path?}}.
+ *
+ * Binary (`--format binary`, src/cli/binary.ts): magic "DTROLL01"; per sequence its ids
+ * (uint32), its mask (one byte per token), and, when it has logprobs, float32 logprobs (NaN where
+ * none); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
+ * "logprobs_offset" | null, "turns"}], "splits", "drift"} or {"id", "line", "error"}.
+ * `read_rollouts(path)` in the Python client reads it.
+ */
+import { toDeltatokError } from "../errors.js";
+import type { Deltatok } from "../api/deltatok.js";
+import { rolloutJson, turnJson, SPLIT_REASONS, type Rollout, type SplitReason } from "../api/rollout.js";
+import { pythonJsonParser } from "../api/json.js";
+import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import { BinaryFile } from "./binary.js";
+import { JsonlWriter } from "./output.js";
+import { Progress } from "./progress.js";
+import { round3 } from "./replay.js";
+import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
+
+export interface RolloutCorpusOptions {
+  chatTemplateKwargs: Record<string, unknown> | null;
+  parseToolArguments: boolean;
+  format: "jsonl" | "binary";
+  progress?: boolean | undefined;
+  /** Aborting stops between conversations; what was written is a prefix of the full output. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface RolloutSummary {
+  corpus: string;
+  out: string;
+  format: string;
+  conversations: number;
+  errors: number;
+  errors_by_code: Record<string, number>;
+  sequences: number;
+  /** How many conversations needed 1, 2, ... sequences ("5+" for five or more). */
+  sequences_per_conversation: Record<string, number>;
+  splits_by_reason: Record<SplitReason, number>;
+  turns: number;
+  sampled_turns: number;
+  drifted_messages: number;
+  /** Turns whose canonical completion is not its prompt's continuation in tokens (X_k encoded alone). */
+  out_of_context_completions: number;
+  tokens: number;
+  masked_tokens: number;
+  elapsed_s: number;
+  /** Present when a signal stopped the run (the counts above are of the lines done). */
+  stopped?: StopReport;
+}
+
+function maskBytes(count: number, ranges: ReadonlyArray<readonly [number, number]>): Uint8Array {
+  const m = new Uint8Array(count);
+  for (const [a, b] of ranges) m.fill(1, a, b);
+  return m;
+}
+
+export async function rolloutCorpus(dt: Deltatok, path: string, out: string | undefined, o: RolloutCorpusOptions): Promise<RolloutSummary> {
+  const t0 = performance.now();
+  const progress = new Progress(o.progress);
+  const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
+  const bin = o.format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
+  const file = await openCorpus(path);
+  await bin?.start();
+  let bytes = 0;
+  let lines = 0;
+  const s: RolloutSummary = {
+    corpus: path,
+    out: out ?? "-",
+    format: o.format,
+    conversations: 0,
+    errors: 0,
+    errors_by_code: {},
+    sequences: 0,
+    sequences_per_conversation: {},
+    splits_by_reason: Object.fromEntries(SPLIT_REASONS.map((r) => [r, 0])) as Record<SplitReason, number>,
+    turns: 0,
+    sampled_turns: 0,
+    drifted_messages: 0,
+    out_of_context_completions: 0,
+    tokens: 0,
+    masked_tokens: 0,
+    elapsed_s: 0,
+  };
+  const fail = async (rec: { id: string | null; line: number; error: { code: string } }) => {
+    s.errors++;
+    s.errors_by_code[rec.error.code] = (s.errors_by_code[rec.error.code] ?? 0) + 1;
+    if (jsonl !== null) await jsonl.write(rec);
+    else bin?.index.push(rec);
+  };
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+    bytes += item.bytes;
+    lines++;
+    if (!item.ok) {
+      await fail({ id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() });
+      continue;
+    }
+    s.conversations++;
+    const c = item.conversation;
+    let r: Rollout;
+    try {
+      r = dt.tokenizeRollout(c.messages, {
+        tools: c.tools,
+        chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs),
+        parse_tool_arguments: o.parseToolArguments,
+      });
+    } catch (e) {
+      await fail({ id: c.id, line: c.line, error: toDeltatokError(e).toJSON() });
+      continue;
+    }
+    tally(s, r);
+    if (jsonl !== null) await jsonl.write({ id: c.id, ...rolloutJson(r) });
+    else if (bin !== null) {
+      const sequences: Array<Record<string, unknown>> = [];
+      for (const q of r.sequences) {
+        const offset = await bin.u32(q.ids);
+        const maskOffset = await bin.bytes(maskBytes(q.ids.length, q.mask));
+        const lpOffset = q.logprobs === null ? null : await bin.f32(q.logprobs);
+        sequences.push({ offset, count: q.ids.length, mask_offset: maskOffset, logprobs_offset: lpOffset, turns: q.turns.map(turnJson) });
+      }
+      const { splits, drift } = rolloutJson({ sequences: [], splits: r.splits, drift: r.drift });
+      bin.index.push({ id: c.id, sequences, splits, drift });
+    }
+    progress.tick(() => `rollout: ${s.conversations} conversations, ${s.sequences} sequences, ${s.errors} errors`);
+    if (o.signal !== undefined) await turn();
+  }
+  progress.done();
+  const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
+  if (stopped !== undefined) s.stopped = stopped;
+  await jsonl?.close();
+  await bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: dt.options.tokenizer });
+  s.elapsed_s = round3((performance.now() - t0) / 1000);
+  return s;
+}
+
+function tally(s: RolloutSummary, r: Rollout): void {
+  s.sequences += r.sequences.length;
+  const bucket = r.sequences.length >= 5 ? "5+" : String(r.sequences.length);
+  s.sequences_per_conversation[bucket] = (s.sequences_per_conversation[bucket] ?? 0) + 1;
+  for (const sp of r.splits) s.splits_by_reason[sp.reason]++;
+  s.drifted_messages += r.drift.length;
+  for (const q of r.sequences) {
+    s.tokens += q.ids.length;
+    for (const [a, b] of q.mask) s.masked_tokens += b - a;
+    for (const t of q.turns) {
+      s.turns++;
+      if (t.sampled) s.sampled_turns++;
+      if (!t.inContext) s.out_of_context_completions++;
+    }
+  }
+}
