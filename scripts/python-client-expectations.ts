@@ -1,7 +1,8 @@
 /**
  * What the Python client's tests compare with: the in-process JS library's answers on the
  * bundled corpus (data/tau-bench-airline-20.jsonl) for every apply_chat_template variant the
- * tests call, plus the tokenizer's metadata, plain-text encodes and decodes.
+ * tests call, rollouts (canonical, and with sampled ids and logprobs), plus the tokenizer's
+ * metadata, plain-text encodes and decodes.
  *
  *   node dist/scripts/python-client-expectations.js OUT.json
  *
@@ -12,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { trajectoryJson } from "../src/api/trajectory.js";
+import { rolloutJson } from "../src/api/rollout.js";
 
 const CORPUS = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
 const DATE = "2026-11-30";
@@ -58,12 +60,42 @@ async function main(): Promise<void> {
       requests.push(r);
     }
   }
+  // rollouts of the first conversations: canonical, then with the canonical completions sent as
+  // sampled ids (and made-up logprobs), then with one completion re-tokenized non-canonically
+  const rollouts: Array<Record<string, unknown>> = [];
+  for (const c of convs.slice(0, 3)) {
+    const tools = c.tools ?? null;
+    const canonical = rolloutJson(dt.tokenizeRollout(c.messages, { tools }));
+    const completions = new Map<number, number[]>();
+    for (const q of canonical.sequences as Array<{ ids: number[]; turns: Array<{ index: number; completion: [number, number] }> }>) {
+      for (const t of q.turns) completions.set(t.index, q.ids.slice(t.completion[0], t.completion[1]));
+    }
+    let perturbed = false;
+    const sampled = c.messages.map((m, i) => {
+      const ids = completions.get(i);
+      if (ids === undefined) return m;
+      let out = ids;
+      if (!perturbed) {
+        // the first token of at least two characters, replaced by the ids of its two halves
+        const at = ids.findIndex((id) => dt.decode([id]).length >= 2 && !/[\ud800-\udfff]/.test(dt.decode([id])));
+        if (at >= 0) {
+          const text = dt.decode([ids[at] as number]);
+          const halves = [...dt.encodeText(text.slice(0, 1)), ...dt.encodeText(text.slice(1))];
+          out = [...ids.slice(0, at), ...halves, ...ids.slice(at + 1)];
+          perturbed = true;
+        }
+      }
+      return { ...m, sampled_ids: out, sampled_logprobs: out.map((_id, j) => -(j % 7) / 8) };
+    });
+    rollouts.push({ messages: sampled, tools, canonical, sampled: rolloutJson(dt.tokenizeRollout(sampled, { tools })) });
+  }
   const texts = ["Hello world", " leading space", "naïve café — 東京 🎉", "<|im_start|>user\nhi<|im_end|>", ""];
   const expect = {
     date: DATE,
     corpus: CORPUS,
     generation_template: GENERATION_TEMPLATE,
     requests,
+    rollouts,
     info: dt.tokenizerInfo(),
     texts: texts.map((t) => ({
       text: t,

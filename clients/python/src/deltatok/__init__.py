@@ -11,14 +11,16 @@
 - `DeltatokClient` (stdio, a child process) / `DeltatokHttpClient` (`deltatok serve --port`): the
   sidecar's methods (count_prompt, encode_prompt, count_message, ...), same incremental sending.
 - `deltatok.aio`: the asyncio variants; `deltatok.queue.TokenizationQueue`: enqueue + drain
-  (MLCommons endpoints' contract); `deltatok.binary.read_tokens`: `deltatok tokenize --format binary`.
+  (MLCommons endpoints' contract); `deltatok.binary.read_tokens` / `read_rollouts`: `deltatok tokenize` / `deltatok rollout`
+  `--format binary`; `training_arrays`: a rollout sequence as arrays.
+- `tok.tokenize_rollout(conversation, tools=...)`: RL training sequences (sampled ids kept).
 """
 from ._client import DeltatokClient, DeltatokHttpClient
 from ._discovery import find_command
 from ._errors import DeltatokError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError
 from ._shape import AddedToken, BatchEncoding
 from ._tokenizer import AutoTokenizer, DeltatokTokenizer
-from .binary import read_tokens
+from .binary import read_rollouts, read_tokens, training_arrays
 
 __version__ = "0.1.0"
 
@@ -35,5 +37,7 @@ __all__ = [
     "DeltatokNotFoundError",
     "find_command",
     "read_tokens",
+    "read_rollouts",
+    "training_arrays",
     "__version__",
 ]

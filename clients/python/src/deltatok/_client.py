@@ -47,6 +47,16 @@ def prompt_options(documents: Any = None, chat_template: Optional[str] = None, c
     return p
 
 
+def rollout_params(messages: Sequence[Any], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                   chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False) -> Dict[str, Any]:
+    """The wire form of a tokenize_rollout request."""
+    p = prompt_options(documents, chat_template, chat_template_kwargs, None, parse_tool_arguments)
+    p["messages"] = list(messages)
+    if tools is not None:
+        p["tools"] = tools
+    return p
+
+
 class ClientBase:
     """The methods, over any transport; `incremental=False` sends every prompt whole."""
 
@@ -102,6 +112,14 @@ class ClientBase:
         return self.run(self.prompt_plan("tokenize_trajectory", messages, tools, documents=documents, chat_template=chat_template,
                                          chat_template_kwargs=chat_template_kwargs, add_generation_prompt=add_generation_prompt,
                                          parse_tool_arguments=parse_tool_arguments))
+
+    def tokenize_rollout(self, messages: Sequence[dict], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                         chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False) -> Dict[str, Any]:
+        """RL rollout (docs/ROLLOUTS.md): {"sequences": [{"ids", "mask", "logprobs", "turns"}], "splits",
+        "drift"}; assistant messages may carry "sampled_ids" and "sampled_logprobs". One request with
+        the whole conversation (the server reuses what it cached for its prompts).
+        `deltatok.binary.training_arrays(seq)` turns a sequence into arrays."""
+        return self.call("tokenize_rollout", rollout_params(messages, tools, documents, chat_template, chat_template_kwargs, parse_tool_arguments))
 
     def render_prompt(self, messages: Sequence[dict], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                       chat_template_kwargs: Optional[Mapping[str, Any]] = None, add_generation_prompt: Optional[bool] = None,

@@ -343,6 +343,19 @@ class DeltatokTokenizer:
                                          chat_template_kwargs=kw,
                                          parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
 
+    def tokenize_rollout(self, conversation: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None,
+                         chat_template: Optional[str] = None, parse_tool_arguments: Optional[bool] = None, **kwargs: Any) -> Dict[str, Any]:
+        """The training sequences of an RL rollout (docs/ROLLOUTS.md): each assistant message's
+        prompt is exactly the ids `apply_chat_template(conversation[:k], add_generation_prompt=True)`
+        gives, its completion the message's `sampled_ids` (with `sampled_logprobs`) or its
+        canonical tokens; a new sequence starts where the template rewrote history. `**kwargs`
+        reach the template as in apply_chat_template. `deltatok.binary.training_arrays(seq)` gives
+        arrays ready for torch.tensor."""
+        return self.client.tokenize_rollout(list(conversation), tools=_check_tools(tools), documents=_check_documents(documents),
+                                            chat_template=chat_template if chat_template is not None else self._template_override,
+                                            chat_template_kwargs=self._template_kwargs(kwargs),
+                                            parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+
     # ---- plain text --------------------------------------------------------------------------
 
     def encode(self, text: str, text_pair: Optional[str] = None, add_special_tokens: bool = True, padding: Any = False, truncation: Any = None,

@@ -59,6 +59,10 @@ class _AsyncBase:
     async def tokenize_trajectory(self, messages: Sequence[dict], tools: Any = None, **options: Any) -> Dict[str, Any]:
         return await self.run(self._plan("tokenize_trajectory", messages, tools, **options))
 
+    async def tokenize_rollout(self, messages: Sequence[dict], tools: Any = None, **options: Any) -> Dict[str, Any]:
+        from ._client import rollout_params
+        return await self.acall("tokenize_rollout", rollout_params(messages, tools, **options))
+
     async def count_message(self, message: dict, **options: Any) -> int:
         p: Dict[str, Any] = {"message": message}
         p.update({k: v for k, v in options.items() if v is not None and v is not False})
