@@ -46,6 +46,11 @@
  *   --workers 0,2             the sidecar's --workers values (default 0,2)
  *   --window N                requests the client keeps in flight (default 64)
  *
+ *   --suite python            issue 14: the Python client's apply_chat_template loop (a `deltatok serve` child,
+ *                             only appended messages sent) vs the in-process library, same requests
+ *   --warm N                  python: conversations run first, untimed (default 20)
+ *   --rounds N                python: rounds, each the library then Python (default 1)
+ *   --python PATH             python: the interpreter (default python3)
  *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
  *                             replay of the same corpus, each run in a fresh process, alternating
  *                             rounds (--rounds, default 3); corpora: tau-bench airline and
@@ -74,6 +79,7 @@ import { renderBench } from "./render.js";
 import { drainBench } from "./drain.js";
 import { rolloutBench, rolloutChild, type RolloutChildMode } from "./rollout.js";
 import { workerMemoryBench } from "./worker-memory.js";
+import { pythonBench } from "./python.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -143,6 +149,8 @@ async function main(): Promise<void> {
       mode: { type: "string" },
       limits: { type: "string" },
       workloads: { type: "string" },
+      warm: { type: "string" },
+      python: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -224,6 +232,15 @@ async function main(): Promise<void> {
       result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
       break;
     }
+    case "python":
+      result = await pythonBench({
+        corpus,
+        engine,
+        warm: v.warm === undefined ? 20 : Number(v.warm),
+        rounds: Number(v.rounds ?? 1),
+        python: v.python ?? "python3",
+      });
+      break;
     case "rollout": {
       const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";
       const dflt = existsSync(SHARED_TAU) && existsSync(top50) ? [SHARED_TAU, top50] : [BUNDLED];

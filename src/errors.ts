@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   DT_TEMPLATE_RUNTIME: "the chat template failed while rendering (a Python TypeError, UndefinedError, ...)",
   DT_TEMPLATE_SANDBOX: "the chat template tried something the sandbox forbids",
   DT_TEMPLATE_BUDGET: "the chat template exceeded a budget: steps, size of what it builds, or depth",
+  DT_CONTINUE_FINAL_MESSAGE: "continue_final_message: the final message has no text to continue, or the chat template does not render it whole",
   // ---- tokenization / engine ---------------------------------------------------------------
   DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
   // ---- pool and queue ----------------------------------------------------------------------

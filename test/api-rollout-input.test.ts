@@ -88,3 +88,9 @@ test("incremental, counts-only and full engines give the same rollout", async ()
 test("add_generation_prompt is not a rollout option", () => {
   assert.throws(() => dt.tokenizeRollout(base, { add_generation_prompt: true } as never), { code: "DT_INVALID_OPTION" });
 });
+
+test("continue_final_message is not a rollout option (completions are whole messages)", () => {
+  for (const v of [true, false, "content"]) {
+    assert.throws(() => dt.tokenizeRollout(base, { continue_final_message: v } as never), (e: { code?: string; path?: string }) => e.code === "DT_INVALID_OPTION");
+  }
+});

@@ -3,13 +3,13 @@
  * command line, split like a shell: quoted paths with spaces work), `node_modules/.bin/deltatok`
  * in the working directory or above, `deltatok` on PATH; with none, it fails at construction
  * with DeltatokNotFoundError saying how to point it — it never runs npx (a fake npx on PATH
- * records any call). Each case runs a copy of the client outside the repository, from a
- * directory of its own. Skipped, with a message, only where python3 is absent.
+ * records any call). Each case runs a copy of the package (and the `deltatok_client`
+ * compatibility module) outside the repository, from a directory of its own. Skipped, with a message, only where python3 is absent.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoPath } from "./helpers/paths.js";
@@ -22,7 +22,9 @@ const skip = python === null ? "python3 is not installed" : !existsSync(cli) ? "
 const root = mkdtempSync(join(tmpdir(), "deltatok py discovery "));
 const clientDir = join(root, "client");
 mkdirSync(clientDir);
-copyFileSync(repoPath("clients", "python", "deltatok_client.py"), join(clientDir, "deltatok_client.py"));
+// the package and its compatibility module, as an installed copy would lay them out
+cpSync(repoPath("clients", "python", "src", "deltatok"), join(clientDir, "deltatok"), { recursive: true, filter: (p) => !p.includes("__pycache__") });
+cpSync(repoPath("clients", "python", "src", "deltatok_client.py"), join(clientDir, "deltatok_client.py"));
 /** A bin directory whose npx only records that it was called. */
 const fakeBin = join(root, "fake-bin");
 mkdirSync(fakeBin);

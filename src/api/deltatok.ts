@@ -30,6 +30,8 @@ import {
   type RolloutOptions,
 } from "./options.js";
 import { pythonJsonParser } from "./json.js";
+import { continueField, cutAtFinalMessage, markFinalMessage } from "./continue.js";
+import { Vocabulary, type DecodeOptions, type TokenizerInfo } from "./vocabulary.js";
 import type { Pipeline, Prepared } from "./pipeline.js";
 import { buildRollout, readSampled, withoutSampled, type Rollout } from "./rollout.js";
 import { CachedRolloutHost, WholeRolloutHost } from "./rollout-host.js";
@@ -189,8 +191,9 @@ export class Deltatok {
       }
       const chain = this.#chains.chain(prepared.key, prepared.messages);
       const found = this.#engine.lookup(chain);
+      // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
       const rendered =
-        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined
+        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null
           ? this.#renderIncremental(prepared, found)
           : wholeText(this.#render(prepared));
       const t0 = performance.now();
@@ -250,17 +253,85 @@ export class Deltatok {
   /** Tokens of plain text (add_special_tokens=False). */
   countText(text: string): number {
     try {
-      if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `text must be a string, got ${typeof text}`, { path: "text" });
-      if (!text.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
-      if (text.length > this.#opts.maxPromptChars) {
-        throw new DeltatokError("DT_INPUT_TOO_LARGE", `text is longer than ${this.#opts.maxPromptChars} characters`, { path: "text" });
-      }
+      this.#checkText(text);
       const t0 = performance.now();
       const n = this.#encoder.encodeWhole(text).length;
       this.#tokenizeMs += performance.now() - t0;
       return n;
     } catch (e) {
       throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * Token ids of plain text; with `add_special_tokens` wrapped as a plain transformers `encode`
+   * wraps them (api/vocabulary.ts). Default: no special tokens, as countText.
+   */
+  encodeText(text: string, options?: { add_special_tokens?: boolean }): Uint32Array {
+    try {
+      const add = readFlags(options, ["add_special_tokens"], "encodeText").add_special_tokens ?? false;
+      this.#checkText(text);
+      const t0 = performance.now();
+      const ids = this.#encoder.encodeWhole(text);
+      this.#tokenizeMs += performance.now() - t0;
+      return Uint32Array.from(add ? this.#vocabulary().withSpecialTokens(ids) : ids);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Text of token ids, as transformers' `decode` (api/vocabulary.ts). */
+  decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
+    try {
+      const o = readFlags(options, ["skip_special_tokens", "clean_up_tokenization_spaces"], "decode");
+      return this.#vocabulary().decode(idList(ids, this.#opts.maxPromptChars), o);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Token strings of ids (null for an id no token has), as transformers' `convert_ids_to_tokens`. */
+  idsToTokens(ids: ArrayLike<number>, options?: { skip_special_tokens?: boolean }): Array<string | null> {
+    try {
+      const skip = readFlags(options, ["skip_special_tokens"], "idsToTokens").skip_special_tokens ?? false;
+      return this.#vocabulary().idsToTokens(idList(ids, this.#opts.maxPromptChars), skip);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Ids of token strings (null for a token not in the vocabulary). */
+  tokensToIds(tokens: readonly string[]): Array<number | null> {
+    try {
+      if (!Array.isArray(tokens)) throw new DeltatokError("DT_INVALID_REQUEST", "tokens must be a list of strings", { path: "tokens" });
+      return this.#vocabulary().tokensToIds(tokens);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** Every token by id (null where no token has the id). */
+  tokenList(): Array<string | null> {
+    return this.#vocabulary().tokenList();
+  }
+
+  /** What transformers exposes about the tokenizer: vocab_size, len, special tokens, ... */
+  tokenizerInfo(): TokenizerInfo {
+    return this.#vocabulary().info();
+  }
+
+  #vocab: Vocabulary | null = null;
+  #vocabulary(): Vocabulary {
+    this.#vocab ??= new Vocabulary(this.#loaded);
+    return this.#vocab;
+  }
+
+  /** The checks countText makes on its text (type, surrogates, size). */
+  #checkText(text: unknown): void {
+    if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `text must be a string, got ${typeof text}`, { path: "text" });
+    if (!text.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
+    if (text.length > this.#opts.maxPromptChars) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `text is longer than ${this.#opts.maxPromptChars} characters`, { path: "text" });
     }
   }
 
@@ -273,6 +344,12 @@ export class Deltatok {
   tokenizeTrajectory(messages: readonly unknown[], options?: PromptOptions): Trajectory {
     try {
       const p = checkPromptOptions(options, "tokenizeTrajectory");
+      if (p.continue_final_message !== undefined && p.continue_final_message !== false) {
+        // transformers: continue_final_message is not compatible with return_assistant_tokens_mask
+        throw new DeltatokError("DT_INVALID_OPTION", "continue_final_message is not compatible with trajectories (assistant masks)", {
+          path: "continue_final_message",
+        });
+      }
       const prepared = this.#prepare(messages, { ...p, add_generation_prompt: p.add_generation_prompt ?? false });
       const snaps = prepared.messages;
       const renderer = prepared.renderer;
@@ -373,7 +450,7 @@ export class Deltatok {
       // read once (snapshots); each turn then slices the same copies without the sampled fields
       const limits = { maxPromptChars: this.#opts.maxPromptChars };
       const read = readMessages(messages, limits);
-      const sampled = readSampled(read, this.#vocabulary());
+      const sampled = readSampled(read, this.#inVocabulary());
       // the copies without sampled fields, read once more for their content versions: every
       // turn then renders slices of the same objects without validating them again
       const versions: number[] = [];
@@ -392,7 +469,7 @@ export class Deltatok {
   }
 
   /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once per tokenizer. */
-  #vocabulary(): (id: number) => boolean {
+  #inVocabulary(): (id: number) => boolean {
     const tok = this.#loaded.tokenizer;
     let f = VOCABULARIES.get(tok);
     if (f === undefined) {
@@ -448,7 +525,7 @@ export class Deltatok {
       chain: (key, messages) => this.#chains.chain(key, messages),
       generationPrompt: (p) => this.#generationPrompt(p),
       decode: (ids) => this.#loaded.tokenizer.decode(Array.from(ids)),
-      inVocabulary: this.#vocabulary(),
+      inVocabulary: this.#inVocabulary(),
       chargeTokenize: (ms) => {
         this.#tokenizeMs += ms;
       },
@@ -494,7 +571,8 @@ export class Deltatok {
         }
       }
     }
-    const agp = p.add_generation_prompt ?? true;
+    const cfm = p.continue_final_message ?? false;
+    const agp = p.add_generation_prompt ?? cfm === false;
     const pta = p.parse_tool_arguments ?? false;
     const explicit = p.chat_template ?? undefined;
     if (explicit !== undefined && explicit.length > limit) {
@@ -509,8 +587,14 @@ export class Deltatok {
       if (explicit === undefined || err.path !== undefined) throw err;
       throw new DeltatokError(err.code, `chat_template: ${err.message}`, { path: "chat_template", cause: err });
     }
-    const msgs = pta ? parseToolArguments(snap, this.#parseJson) : snap;
-    // a copy made by parse_tool_arguments is not the object validated
+    let msgs = pta ? parseToolArguments(snap, this.#parseJson) : snap;
+    let final: string | null = null;
+    if (cfm !== false) {
+      const marked = markFinalMessage(msgs, continueField(cfm), source);
+      msgs = marked.messages;
+      final = marked.final;
+    }
+    // a copy made by parse_tool_arguments (or the continued final message) is not the object validated
     if (msgs !== snap) for (let i = 0; i < msgs.length; i++) if (msgs[i] !== snap[i]) versions[i] = -1;
     const now = this.#opts.date ?? naiveNow();
     const vars = templateVariables({ messages: msgs, tools, documents, add_generation_prompt: agp, chat_template_kwargs: kwargs }, this.#loaded.specialTokens);
@@ -525,8 +609,9 @@ export class Deltatok {
       agp ? "g1" : "g0",
       pta ? "p1" : "p0",
       dateKey,
+      ...(cfm === false ? [] : [`c:${continueField(cfm)}`]),
     ]);
-    return { renderer, vars, now, key, versions, messages: snap };
+    return { renderer, vars, now, key, versions, messages: snap, final };
   }
 
   #render(p: Prepared): string {
@@ -534,6 +619,7 @@ export class Deltatok {
     let text: string;
     try {
       text = p.renderer.render(p.vars, p.now).text;
+      if (p.final !== null) text = cutAtFinalMessage(text, p.final, p.messages.length - 1);
     } finally {
       this.#renderMs += performance.now() - t0;
     }
@@ -597,4 +683,32 @@ export class Deltatok {
     if (r instanceof DeltatokError) throw new DeltatokError(r.code, r.message, { cause: r.cause ?? r, ...(r.path === undefined ? {} : { path: r.path }) });
     return r;
   }
+}
+
+/** Boolean options of the small methods (decode, encodeText): read once, unknown ones refused. */
+function readFlags<K extends string>(o: unknown, keys: readonly K[], method: string): Partial<Record<K, boolean>> {
+  if (o === undefined) return {};
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of ${method} must be an object`);
+  }
+  const out: Partial<Record<K, boolean>> = {};
+  for (const k of Object.keys(o)) {
+    if (!(keys as readonly string[]).includes(k)) {
+      throw new DeltatokError("DT_INVALID_OPTION", `unknown option of ${method}: "${k}"; its options are ${keys.join(", ")}`, { path: k });
+    }
+    const v = (o as Record<string, unknown>)[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "boolean") throw new DeltatokError("DT_INVALID_OPTION", `${k} must be a boolean`, { path: k });
+    out[k as K] = v;
+  }
+  return out;
+}
+
+/** Token ids as a plain list, checked for size (each id is checked where it is used). */
+function idList(ids: ArrayLike<number>, max: number): number[] {
+  if (ids === null || typeof ids !== "object" || typeof (ids as { length?: unknown }).length !== "number") {
+    throw new DeltatokError("DT_INVALID_REQUEST", "ids must be a list of token ids", { path: "ids" });
+  }
+  if (ids.length > max) throw new DeltatokError("DT_INPUT_TOO_LARGE", `more than ${max} ids`, { path: "ids" });
+  return Array.from(ids);
 }

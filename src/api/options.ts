@@ -149,6 +149,13 @@ export interface PromptOptions {
    * @defaultValue false
    */
   parse_tool_arguments?: boolean;
+  /**
+   * Leave the final message open so the model continues it (prefill), as transformers'
+   * `continue_final_message`: `true` continues its `content`, a string names the field to
+   * continue. Not with `add_generation_prompt: true` (which then defaults to false).
+   * @defaultValue false
+   */
+  continue_final_message?: boolean | string;
 }
 
 /** Options of a rollout: a prompt's, without add_generation_prompt (prompts have it, completions do not). */
@@ -210,6 +217,7 @@ const PROMPT_KEYS = {
   chat_template: true,
   chat_template_kwargs: true,
   parse_tool_arguments: true,
+  continue_final_message: true,
 } as const satisfies Record<keyof Required<PromptOptions>, true>;
 const MESSAGE_KEYS = {
   chat_template: true,
@@ -322,15 +330,19 @@ const MESSAGE_SET: OptionSet = {
     tools: "OSL is defined without tools: countMessage renders without them",
     documents: "OSL is defined without documents",
     add_generation_prompt: "OSL is defined without a generation prompt",
+    continue_final_message: "OSL counts a whole message",
   },
 };
 
 const ROLLOUT_SET: OptionSet = {
   where: "tokenizeRollout",
-  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt"),
+  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message"),
   prefix: "",
   elsewhere: PROMPT_ELSEWHERE,
-  notHere: { add_generation_prompt: "a rollout's prompts have the generation prompt and its completions do not" },
+  notHere: {
+    add_generation_prompt: "a rollout's prompts have the generation prompt and its completions do not",
+    continue_final_message: "a rollout's completions are whole assistant messages",
+  },
 };
 
 /** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
@@ -434,6 +446,19 @@ export function checkPromptOptions(p: PromptOptions | undefined, method = "count
   }
   if (o.chat_template !== undefined && o.chat_template !== null && typeof o.chat_template !== "string") {
     throw new DeltatokError("DT_INVALID_OPTION", "chat_template must be a string", { path: "chat_template" });
+  }
+  const cfm = o.continue_final_message;
+  if (cfm !== undefined) {
+    if (typeof cfm !== "boolean" && (typeof cfm !== "string" || cfm.length === 0)) {
+      throw new DeltatokError("DT_INVALID_OPTION", "continue_final_message must be a boolean or a field name", { path: "continue_final_message" });
+    }
+    if (cfm !== false && o.add_generation_prompt === true) {
+      throw new DeltatokError(
+        "DT_INVALID_OPTION",
+        "continue_final_message and add_generation_prompt are not compatible: continue the final message, or start a new assistant message",
+        { path: "continue_final_message" },
+      );
+    }
   }
   return o;
 }

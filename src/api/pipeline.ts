@@ -21,6 +21,8 @@ export interface Prepared {
   readonly versions: number[];
   /** The messages as validation read them (snapshots, before parse_tool_arguments). */
   readonly messages: readonly unknown[];
+  /** With continue_final_message: the final message's text, where the render is cut (api/continue.ts). */
+  readonly final: string | null;
 }
 
 export interface Pipeline {

@@ -57,7 +57,7 @@ export function replayLine(dt: Deltatok, text: string, line: number, o: ReplayIt
   return { records: replayConversation(dt, parsed, o), conversation: true };
 }
 
-const PROMPT_FIELDS = ["tools", "documents", "add_generation_prompt", "chat_template", "chat_template_kwargs", "parse_tool_arguments"] as const;
+const PROMPT_FIELDS = ["tools", "documents", "add_generation_prompt", "chat_template", "chat_template_kwargs", "parse_tool_arguments", "continue_final_message"] as const;
 
 function parseJson(text: string, what: string): unknown {
   if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${what} json must be a string`, { path: "json" });

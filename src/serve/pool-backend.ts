@@ -12,7 +12,10 @@ import { eachMember, topLevelRaw } from "../pool/skim.js";
 import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
-import type { Backend, Method, RawMethod } from "./protocol.js";
+import { Deltatok } from "../api/deltatok.js";
+import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
+import { IdsDelta } from "./ids-delta.js";
+import { encodeIds, idList } from "./in-process.js";
 
 type Call = Exclude<Method, "batch">;
 
@@ -42,7 +45,7 @@ function toResult(r: QueueResult): unknown {
     case "prompt":
       return { count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "ids":
-      return { ids: Array.from(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
+      return { ids: idList(r.ids), count: r.count, reused: r.reused, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) };
     case "trajectory":
       return r.trajectory;
     case "rollout":
@@ -56,6 +59,9 @@ export class PoolBackend implements Backend {
   readonly #pool: DeltatokPool;
   readonly #queue: BatchQueue;
   readonly #engine: DeltatokOptions;
+  /** One engine on this thread for the tokenizer methods (decode, vocab, ...), made on first use. */
+  #tokenizer: Promise<Deltatok> | null = null;
+  readonly #delta = new IdsDelta();
   #closed = false;
 
   private constructor(pool: DeltatokPool, queue: BatchQueue, engine: DeltatokOptions) {
@@ -71,11 +77,25 @@ export class PoolBackend implements Backend {
     return new PoolBackend(pool, queue, engine);
   }
 
-  #run(item: QueueItem): Promise<unknown> {
+  #run(item: QueueItem, ids?: Record<string, unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       try {
         this.#queue.enqueue(item, (r) => {
           try {
+            if (ids !== undefined && r.ok && r.kind === "ids") {
+              const out = toResult(r) as Record<string, unknown>;
+              let tail = r.ids;
+              if (IdsDelta.wanted(ids)) {
+                // ids_delta: against the ids this server answered for the prefix state
+                // (the result's ids are this server's own copy: they crossed from the worker)
+                const d = this.#delta.apply(ids, r.ids);
+                out.ids_from = d.from;
+                tail = d.tail;
+              }
+              out.ids = encodeIds(tail, ids);
+              resolve(out);
+              return;
+            }
             resolve(toResult(r));
           } catch (e) {
             reject(e);
@@ -87,8 +107,8 @@ export class PoolBackend implements Backend {
     });
   }
 
-  /** An item for a call whose params are still JSON text (parsed in the worker). */
-  #rawItem(method: Call, paramsRaw: string): QueueItem | null {
+  /** An item for a call whose params are still JSON text (parsed in the worker); `delta` gets what ids_delta needs. */
+  #rawItem(method: Call, paramsRaw: string, delta?: Record<string, unknown>): QueueItem | null {
     if (method === "count_prompt" || method === "encode_prompt" || method === "tokenize_trajectory" || method === "tokenize_rollout") {
       // one skim of the body's top level: the conversation id, and whether it names a state
       let cidRaw: string | null = null;
@@ -96,6 +116,9 @@ export class PoolBackend implements Backend {
       eachMember(paramsRaw, 0, (m) => {
         if (m.key === "conversation_id") cidRaw = paramsRaw.slice(m.start, m.end);
         else if (m.key === "prefix" || m.key === "state") stateful = true;
+        if (delta !== undefined && (m.key === "prefix" || m.key === "state" || m.key === "ids_delta" || m.key === "conversation_id" || m.key === "ids_encoding")) {
+          delta[m.key] = smallJson(paramsRaw.slice(m.start, m.end));
+        }
         return true;
       });
       const cid = smallJson(cidRaw);
@@ -140,6 +163,11 @@ export class PoolBackend implements Backend {
     }
   }
 
+  async #tokenizerCall(method: TokenizerMethod, params: Record<string, unknown>): Promise<unknown> {
+    this.#tokenizer ??= Deltatok.create(this.#engine);
+    return tokenizerCall(await this.#tokenizer, method, params);
+  }
+
   async #local(method: Call): Promise<unknown> {
     if (method === "stats") return (await this.#pool.stats()).total;
     if (method === "health") {
@@ -150,15 +178,18 @@ export class PoolBackend implements Backend {
 
   async call(method: Call, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
+    if (TOKENIZER_METHODS.has(method)) return this.#tokenizerCall(method as TokenizerMethod, params);
     const item = this.#item(method, params);
-    return item === null ? this.#local(method) : this.#run(item);
+    const ids = method === "encode_prompt" && (IdsDelta.wanted(params) || params.ids_encoding !== undefined) ? params : undefined;
+    return item === null ? this.#local(method) : this.#run(item, ids);
   }
 
   async callRaw(method: RawMethod, paramsRaw: string): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
-    const item = this.#rawItem(method, paramsRaw);
+    const delta: Record<string, unknown> | undefined = method === "encode_prompt" ? {} : undefined;
+    const item = this.#rawItem(method, paramsRaw, delta);
     if (item === null) throw new DeltatokError("DT_INVALID_REQUEST", "params.message is missing", { path: "params.message" });
-    return this.#run(item);
+    return this.#run(item, delta !== undefined && (IdsDelta.wanted(delta) || delta.ids_encoding !== undefined) ? delta : undefined);
   }
 
   async callMany(calls: Array<{ method: Call; params: Record<string, unknown> }>): Promise<Array<{ result: unknown } | { error: ErrorRecord }>> {

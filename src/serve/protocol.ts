@@ -6,7 +6,8 @@
  *
  * Methods (params → result):
  * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
- *                   add_generation_prompt? (default true), parse_tool_arguments?,
+ *                   add_generation_prompt? (default true, false with continue_final_message),
+ *                   parse_tool_arguments?, continue_final_message? (true or a field name),
  *                   conversation_id?, state?, prefix?} → {count, reused, outcome}
  *                   With a conversation_id, `state` names this request's messages and
  *                   `prefix: {state, length}` says the first `length` messages are those of that
@@ -14,12 +15,21 @@
  *                   crosses the wire once. DT_PREFIX_UNKNOWN when the server does not hold that
  *                   state (resend everything); see src/api/conversations.ts. With workers, the
  *                   conversation_id also keeps the conversation on one worker.
- * - encode_prompt  same params → {ids, count, reused, outcome}
+ * - encode_prompt  same params, and ids_delta? → {ids, count, reused, outcome}; with
+ *                   `"ids_delta": true` (and conversation_id, state, prefix) → also `ids_from: r`,
+ *                   `ids` holding only ids[r:]: the first r ids equal those answered for the
+ *                   prefix state (src/serve/ids-delta.ts; r = 0 when that answer is not held);
+ *                   `"ids_encoding": "base64"`: `ids` as one base64 string of little-endian uint32
  * - count_message  {message, chat_template?, chat_template_kwargs?, parse_tool_arguments?} → {count}   (OSL)
  * - count_text     {text} → {count}
  * - tokenize_trajectory  same params as count_prompt (add_generation_prompt defaults to false)
  *                   → {count, ids, prefix, spans: [{message, role, start, end}], suffix,
  *                      assistant_mask: [[start, end], ...], mask_source, offsets_exact}
+ * - encode_text    {text, add_special_tokens? (default false)} → {ids, count}
+ * - decode         {ids, skip_special_tokens?, clean_up_tokenization_spaces?} → {text}
+ * - tokenizer_info {} → vocab_size, length, special tokens and ids, model_max_length, ... (api/vocabulary.ts)
+ * - vocab          {} → {tokens: [token | null by id]}
+ * - render_prompt  count_prompt's params without conversation fields → {text} (whole messages)
  * - tokenize_rollout  same params as count_prompt but add_generation_prompt (assistant messages
  *                   may carry sampled_ids, sampled_logprobs) → {sequences: [{ids, mask, logprobs,
  *                   turns}], splits, drift} (src/api/rollout.ts, docs/ROLLOUTS.md)
@@ -60,11 +70,17 @@
  */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { PromptOptions } from "../api/options.js";
+import type { Deltatok } from "../api/deltatok.js";
+import type { DecodeOptions } from "../api/vocabulary.js";
 import { pythonJsonParser } from "../api/json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
-export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health";
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health"];
+export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"];
+
+/** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
+export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt";
+export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"]);
 
 export interface Envelope {
   id: unknown;
@@ -136,7 +152,33 @@ export function promptOptions(p: Record<string, unknown>): PromptOptions {
   if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as PromptOptions["chat_template_kwargs"];
   if (p.add_generation_prompt !== undefined) o.add_generation_prompt = p.add_generation_prompt as boolean;
   if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
+  if (p.continue_final_message !== undefined) o.continue_final_message = p.continue_final_message as boolean | string;
   return o;
+}
+
+/** Answers a tokenizer method (encode_text, decode, tokenizer_info, vocab) with `dt`. */
+export function tokenizerCall(dt: Deltatok, method: TokenizerMethod, p: Record<string, unknown>): unknown {
+  switch (method) {
+    case "encode_text": {
+      const o: { add_special_tokens?: boolean } = {};
+      if (p.add_special_tokens !== undefined) o.add_special_tokens = p.add_special_tokens as boolean;
+      const ids = dt.encodeText(p.text as string, o);
+      return { ids: Array.from(ids), count: ids.length };
+    }
+    case "decode": {
+      const o: DecodeOptions = {};
+      if (p.skip_special_tokens !== undefined) o.skip_special_tokens = p.skip_special_tokens as boolean;
+      if (p.clean_up_tokenization_spaces !== undefined) o.clean_up_tokenization_spaces = p.clean_up_tokenization_spaces as boolean | null;
+      return { text: dt.decode(p.ids as number[], o) };
+    }
+    case "tokenizer_info":
+      return dt.tokenizerInfo();
+    case "vocab":
+      return { tokens: dt.tokenList() };
+    case "render_prompt": {
+      return { text: dt.renderPrompt(p.messages as unknown[], promptOptions(p)) };
+    }
+  }
 }
 
 /** Dispatches one envelope to the backend; never rejects (errors become error responses). */

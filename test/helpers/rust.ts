@@ -9,6 +9,10 @@ interface RustNormalizer {
 }
 export interface RustTokenizer {
   encode(t: string, pair: null, o: { addSpecialTokens: boolean }): Promise<{ getIds(): number[]; getTokens(): string[] }>;
+  decode(ids: number[], skipSpecialTokens: boolean): Promise<string>;
+  getVocabSize(withAddedTokens?: boolean): number;
+  idToToken(id: number): string | null;
+  tokenToId(token: string): number | null;
   getPreTokenizer(): RustPreTokenizer | null;
   getNormalizer(): RustNormalizer | null;
 }

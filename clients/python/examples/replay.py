@@ -10,8 +10,11 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from deltatok_client import DeltatokClient, DeltatokError, DeltatokHttpClient  # noqa: E402
+try:
+    import deltatok  # noqa: F401  (pip install ./clients/python)
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+from deltatok import DeltatokClient, DeltatokError, DeltatokHttpClient  # noqa: E402
 
 
 def main(argv):
@@ -35,7 +38,8 @@ def main(argv):
                         continue
                     rec = {"id": conv["id"], "index": k}
                     try:
-                        rec["isl"] = client.count_prompt(msgs[:k], tools=tools, chat_template_kwargs=kw, conversation_id=conv["id"])
+                        # only the messages the server has not seen cross the wire (no conversation id needed)
+                        rec["isl"] = client.count_prompt(msgs[:k], tools=tools, chat_template_kwargs=kw)
                         rec["osl"] = client.count_message(m, chat_template_kwargs=kw)
                     except DeltatokError as e:
                         rec["error"] = {"code": e.code, "message": e.message}

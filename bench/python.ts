@@ -1,0 +1,103 @@
+/**
+ * The Python client's apply_chat_template loop vs the in-process library, on the same requests
+ * (issue 14's Done-when): every assistant turn k of a corpus, `len(tok.apply_chat_template(
+ * messages[:k], tools=tools, add_generation_prompt=True))` in Python (clients/python/scripts/
+ * bench_loop.py over a `deltatok serve` child, the client sending only appended messages) and
+ * `dt.encodePrompt(messages.slice(0, k), {tools, add_generation_prompt: true})` here. Both warm up
+ * on the first conversations (JIT, caches) and time the rest; rounds alternate the two.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { Deltatok } from "../src/api/deltatok.js";
+import type { DeltatokOptions } from "../src/api/options.js";
+import { assistantIndices } from "../src/corpus/corpus.js";
+import { loadConversations } from "./replay.js";
+
+export interface PythonBenchOptions {
+  corpus: string;
+  engine: DeltatokOptions;
+  /** Conversations run first, untimed, on both sides. */
+  warm: number;
+  rounds: number;
+  python: string;
+}
+
+const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+const LOOP = fileURLToPath(new URL("../../clients/python/scripts/bench_loop.py", import.meta.url));
+
+interface PythonRun {
+  seconds: number;
+  requests: number;
+  tokens: number;
+  client_cpu_s: number;
+  server_cpu_s: number | null;
+  server_main_thread_cpu_s: number | null;
+  client: Record<string, number>;
+}
+
+function runPython(o: PythonBenchOptions): Promise<PythonRun> {
+  const args = [LOOP, o.corpus, "--warm", String(o.warm), "--tokenizer", o.engine.tokenizer ?? "qwen3", "--date", String(o.engine.date ?? "2026-11-30")];
+  return new Promise((resolve, reject) => {
+    const p = spawn(o.python, args, { env: { ...process.env, DELTATOK_CMD: `"${process.execPath}" "${CLI}"` }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    p.on("error", reject);
+    p.on("close", (code) => {
+      if (code !== 0) reject(new Error(`bench_loop.py exited ${code}`));
+      else resolve(JSON.parse(out) as PythonRun);
+    });
+  });
+}
+
+export async function pythonBench(o: PythonBenchOptions): Promise<Record<string, unknown>> {
+  const convs = loadConversations(o.corpus);
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  const inProcess = async (): Promise<{ seconds: number; requests: number; tokens: number }> => {
+    // a fresh parse each round: the library's per-object memos start cold, as in one real run
+    const convs = loadConversations(o.corpus);
+    const dt = await Deltatok.create({ ...o.engine, mode: "incremental" });
+    const loop = (cs: typeof convs) => {
+      let requests = 0;
+      let tokens = 0;
+      for (const c of cs) {
+        for (const k of assistantIndices(c.messages)) {
+          tokens += dt.encodePrompt(c.messages.slice(0, k), { tools: c.tools, add_generation_prompt: true }).length;
+          requests++;
+        }
+      }
+      return { requests, tokens };
+    };
+    loop(convs.slice(0, o.warm));
+    const t0 = performance.now();
+    const r = loop(convs.slice(o.warm));
+    return { seconds: (performance.now() - t0) / 1000, ...r };
+  };
+  const rounds: Record<string, unknown>[] = [];
+  for (let i = 0; i < o.rounds; i++) {
+    const lib = await inProcess();
+    const py = await runPython(o);
+    if (py.tokens !== lib.tokens || py.requests !== lib.requests) {
+      throw new Error(`python answered ${py.tokens} tokens in ${py.requests} requests, the library ${lib.tokens} in ${lib.requests}`);
+    }
+    rounds.push({
+      in_process_s: r3(lib.seconds),
+      python_s: r3(py.seconds),
+      ratio: r3(lib.seconds / py.seconds),
+      python_client_cpu_s: r3(py.client_cpu_s),
+      sidecar_cpu_s: py.server_cpu_s === null ? null : r3(py.server_cpu_s),
+      sidecar_main_thread_cpu_s: py.server_main_thread_cpu_s === null ? null : r3(py.server_main_thread_cpu_s),
+      requests_per_s: { in_process: Math.round(lib.requests / lib.seconds), python: Math.round(py.requests / py.seconds) },
+      client: py.client,
+    });
+  }
+  const ratios = rounds.map((r) => r.ratio as number).sort((a, b) => a - b);
+  return {
+    corpus: o.corpus,
+    conversations: convs.length,
+    warm_conversations: o.warm,
+    requests_timed: convs.slice(o.warm).reduce((a, c) => a + assistantIndices(c.messages).length, 0),
+    rounds,
+    ratio_median: ratios[Math.floor(ratios.length / 2)],
+    note: "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7",
+  };
+}

@@ -1,0 +1,58 @@
+"""Errors: every failure deltatok answers carries a stable ``code`` (match on it, never on the text)."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "error_from_record", "PREFIX_UNKNOWN"]
+
+PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
+
+#: Codes that mean the request itself was wrong (bad input, a template that fails on it): raised as
+#: DeltatokInputError, a ValueError, as transformers raises ValueError / TypeError / TemplateError.
+_INPUT_PREFIXES = ("DT_INVALID_", "DT_TEMPLATE_")
+_INPUT_CODES = {"DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
+#: Codes of a tokenizer or template that could not be loaded: DeltatokLoadError, an OSError, as
+#: transformers raises OSError for a tokenizer it cannot load.
+_LOAD_CODES = {"DT_TOKENIZER_UNKNOWN", "DT_TOKENIZER_NOT_FOUND", "DT_TOKENIZER_INVALID", "DT_TEMPLATE_FILE_INVALID"}
+
+
+class DeltatokError(Exception):
+    """An error answered by deltatok: a stable ``code``, a ``message`` and, for bad input, a ``path``."""
+
+    def __init__(self, code: str, message: str, path: Optional[str] = None):
+        super().__init__("%s: %s" % (code, message))
+        self.code = code
+        self.message = message
+        self.path = path
+
+    @classmethod
+    def from_record(cls, rec: Dict[str, Any]) -> "DeltatokError":
+        return error_from_record(rec)
+
+
+class DeltatokInputError(DeltatokError, ValueError):
+    """The request was not usable (bad messages, tools, options, or a template failing on them)."""
+
+
+class DeltatokLoadError(DeltatokError, OSError):
+    """The server could not load the tokenizer (or its template files): nothing was answered."""
+
+    def __init__(self, code: str, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, code, message, path)
+
+
+class DeltatokNotFoundError(FileNotFoundError):
+    """No deltatok command line was found (DELTATOK_CMD, node_modules/.bin, PATH); says how to point to one."""
+
+
+def is_input_code(code: str) -> bool:
+    return code.startswith(_INPUT_PREFIXES) or code in _INPUT_CODES
+
+
+def error_from_record(rec: Any) -> DeltatokError:
+    """The exception for a ``{"code", "message", "path"?}`` record."""
+    if not isinstance(rec, dict):
+        return DeltatokError("DT_INTERNAL", "malformed error record: %r" % (rec,))
+    code = rec.get("code") if isinstance(rec.get("code"), str) else "DT_INTERNAL"
+    cls = DeltatokInputError if is_input_code(code) else DeltatokLoadError if code in _LOAD_CODES else DeltatokError
+    return cls(code, str(rec.get("message", "")), rec.get("path"))

@@ -1,0 +1,320 @@
+"""Incremental without asking: which conversation a prompt request continues, and what to send.
+
+The server holds, per conversation id, the messages (and tools) of the latest request it saw
+(src/api/conversations.ts): a request may name its own ``state`` and say that its first n
+messages are those of an earlier ``state`` of the same conversation, sending only the rest. The
+server accepts only the exact state it holds and answers DT_PREFIX_UNKNOWN otherwise, so nothing
+is ever spliced by guess.
+
+This table is the client's side of it. For every prompt request it fingerprints each message —
+``marshal`` of the message (exact: types, values and key order; a message marshal cannot write
+falls back to its JSON text) — and looks for a conversation whose latest sent messages are a
+prefix of this request's (an *extension*: the next turn), or all but the last of them (the final
+message replaced: a prefill continued, a turn regenerated, another sample of one prompt). The
+match is confirmed by comparing the fingerprints themselves, so a hash collision can cost reuse,
+never exactness; a caller who edits a message in place changes its fingerprint and the request
+simply shares less. With a match the request names the conversation and sends only the messages
+after the shared ones (tools only when they changed); without one it starts a conversation of its
+own and sends everything. Either way the request becomes the conversation's latest state.
+
+When the server does not hold the referenced state (a restart, eviction, another instance behind
+a load balancer, requests overtaking each other), it answers DT_PREFIX_UNKNOWN and the request is
+resent whole; both paths are counted (``stats()``).
+
+For encode requests the table also keeps the ids answered for each conversation's latest state,
+and asks the server for the ids after the common prefix only (``ids_delta``; the server compares
+the ids themselves), so a long conversation's ids cross the pipe once.
+
+Bounded: at most ``max_conversations`` conversations and ``max_bytes`` of fingerprints and ids
+(36 bytes per held id), least recently used first out. Thread-safe.
+"""
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import marshal
+import sys
+import threading
+from array import array
+import uuid
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ._errors import PREFIX_UNKNOWN, DeltatokError
+
+__all__ = ["PrefixTable", "Plan", "fingerprint"]
+
+DEFAULT_MAX_CONVERSATIONS = 4096
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_ID_BYTES = 36
+_MESSAGE_OVERHEAD = 96
+
+
+def decode_ids(text: str) -> List[int]:
+    """Ids sent as base64 of little-endian uint32."""
+    a = array("I")
+    a.frombytes(base64.b64decode(text))
+    if sys.byteorder == "big":
+        a.byteswap()
+    return a.tolist()
+
+
+def fingerprints(values: Sequence[Any]) -> List[bytes]:
+    """`fingerprint` of each value (one C call each in the common case)."""
+    try:
+        return [marshal.dumps(v, 2) for v in values]
+    except ValueError:
+        return [fingerprint(v) for v in values]
+
+
+def fingerprint(value: Any) -> bytes:
+    """Exact bytes of a JSON-like value: equal bytes mean equal types, values and key order."""
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:
+        # a dict subclass, a str subclass, ...: its JSON text (a marshal string never starts with NUL)
+        return b"\x00" + json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+class _Conversation:
+    __slots__ = ("cid", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys")
+
+    def __init__(self, cid: str):
+        self.cid = cid
+        self.state = 0
+        self.fps: List[bytes] = []
+        self.tools_fp: Optional[bytes] = None
+        self.ids: Optional[List[int]] = None
+        self.ids_state = -1
+        self.bytes = 0
+        self.keys: Tuple[Optional[int], Optional[int]] = (None, None)
+
+
+class Plan:
+    """One prompt request's wire params, and how to finish its answer."""
+
+    __slots__ = ("_table", "_conv", "_state", "_base_ids", "_want_ids", "_messages", "_tools", "_prefix_len", "_prefix_state", "_omit_tools", "resent")
+
+    def __init__(self, table: "PrefixTable", conv: _Conversation, state: int, messages: Sequence[Any], tools: Any,
+                 prefix_len: int, prefix_state: int, omit_tools: bool, base_ids: Optional[List[int]], want_ids: bool):
+        self._table = table
+        self._conv = conv
+        self._state = state
+        self._messages = messages
+        self._tools = tools
+        self._prefix_len = prefix_len
+        self._prefix_state = prefix_state
+        self._omit_tools = omit_tools
+        self._base_ids = base_ids
+        self._want_ids = want_ids
+        self.resent = False
+
+    @property
+    def has_prefix(self) -> bool:
+        return self._prefix_len > 0
+
+    def params(self, extra: Dict[str, Any]) -> Dict[str, Any]:
+        """The request params: `extra` (options) plus messages, tools and the conversation fields."""
+        p = dict(extra)
+        p["conversation_id"] = self._conv.cid
+        p["state"] = self._state
+        if self._prefix_len > 0:
+            p["messages"] = list(self._messages[self._prefix_len:])
+            p["prefix"] = {"state": self._prefix_state, "length": self._prefix_len}
+            if not self._omit_tools:
+                p["tools"] = self._tools
+        else:
+            p["messages"] = list(self._messages)
+            if self._tools is not None:
+                p["tools"] = self._tools
+        if self._want_ids:
+            # a base64 string of uint32 decodes faster than a JSON list of numbers
+            p["ids_encoding"] = "base64"
+            if self._prefix_len == 0 or self._base_ids is not None:
+                # the server keeps this answer's ids; it sends a delta only against ids we hold
+                p["ids_delta"] = True
+        return p
+
+    def whole(self, extra: Dict[str, Any]) -> Dict[str, Any]:
+        """The same request with every message (after DT_PREFIX_UNKNOWN)."""
+        self._prefix_len = 0
+        self._base_ids = None
+        self.resent = True
+        with self._table._lock:
+            self._table.resent_whole += 1
+        return self.params(extra)
+
+    def finish(self, result: Any) -> Any:
+        """The answer with whole ids (rebuilt from the held ones when the server sent a delta). The
+        table keeps its own list; the caller gets a copy it may change."""
+        ids: Optional[List[int]] = None
+        start = 0
+        crossed = 0
+        if self._want_ids and isinstance(result, dict) and isinstance(result.get("ids"), (list, str)):
+            tail = result["ids"]
+            if isinstance(tail, str):
+                tail = decode_ids(tail)
+            crossed = len(tail)
+            start = result.get("ids_from") or 0
+            if start:
+                base = self._base_ids
+                if base is None or start > len(base):
+                    raise DeltatokError("DT_INTERNAL", "the server sent ids from %d against ids this client does not hold" % start)
+                ids = base[:start]
+                ids.extend(tail)
+            else:
+                ids = tail
+            result["ids"] = ids[:]
+            result.pop("ids_from", None)
+        self._table._answered(self._conv, self._state, ids, crossed, start)
+        return result
+
+
+class PrefixTable:
+    """The client's table of conversations it sent (see the module docstring)."""
+
+    def __init__(self, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES):
+        if max_conversations < 1 or max_bytes < 1:
+            raise ValueError("the prefix table needs room for at least one conversation")
+        self.max_conversations = max_conversations
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._convs: "OrderedDict[str, _Conversation]" = OrderedDict()
+        self._full: Dict[int, str] = {}
+        self._but_last: Dict[int, str] = {}
+        self._namespace = uuid.uuid4().hex[:16]
+        self._conv_ids = itertools.count(1)
+        self._states = itertools.count(1)
+        self._bytes = 0
+        # counters
+        self.requests = 0
+        self.extended = 0
+        self.replaced_last = 0
+        self.new_conversations = 0
+        self.resent_whole = 0
+        self.messages_sent = 0
+        self.messages_skipped = 0
+        self.ids_received = 0
+        self.ids_reused = 0
+        self.evictions = 0
+
+    def plan(self, messages: Sequence[Any], tools: Any, want_ids: bool) -> Plan:
+        """Chooses the conversation this request continues and registers it as its latest state."""
+        fps = fingerprints(messages)
+        tools_fp = None if tools is None else fingerprint(tools)
+        chain: List[int] = []
+        h = 0
+        for fp in fps:
+            h = hash((h, fp))
+            chain.append(h)
+        n = len(fps)
+        with self._lock:
+            self.requests += 1
+            conv: Optional[_Conversation] = None
+            k = 0
+            for j in range(n, 0, -1):
+                key = chain[j - 1]
+                cid = self._full.get(key)
+                if cid is not None:
+                    c = self._convs.get(cid)
+                    if c is not None and len(c.fps) == j and c.fps == fps[:j]:
+                        conv, k = c, j
+                        self.extended += 1
+                        break
+                cid = self._but_last.get(key)
+                if cid is not None:
+                    c = self._convs.get(cid)
+                    if c is not None and len(c.fps) == j + 1 and c.fps[:j] == fps[:j]:
+                        conv, k = c, j
+                        self.replaced_last += 1
+                        break
+            state = next(self._states)
+            if conv is None:
+                conv = _Conversation("%s-%d" % (self._namespace, next(self._conv_ids)))
+                self._convs[conv.cid] = conv
+                self.new_conversations += 1
+                prefix_state, omit_tools, base = 0, False, None
+            else:
+                self._convs.move_to_end(conv.cid)
+                prefix_state = conv.state
+                omit_tools = tools_fp == conv.tools_fp
+                base = conv.ids if (want_ids and conv.ids is not None and conv.ids_state == conv.state) else None
+            self.messages_sent += n - k
+            self.messages_skipped += k
+            # this request is now the conversation's latest state
+            self._unindex(conv)
+            self._bytes -= conv.bytes
+            conv.state = state
+            conv.fps = fps
+            conv.tools_fp = tools_fp
+            conv.ids = None
+            conv.ids_state = -1
+            conv.bytes = sum(map(len, fps)) + _MESSAGE_OVERHEAD * n + (0 if tools_fp is None else len(tools_fp))
+            self._bytes += conv.bytes
+            self._index(conv, chain)
+            self._evict()
+            return Plan(self, conv, state, messages, tools, k, prefix_state, omit_tools, base, want_ids)
+
+    def _index(self, conv: _Conversation, chain: List[int]) -> None:
+        n = len(chain)
+        full = chain[n - 1] if n > 0 else None
+        but_last = chain[n - 2] if n > 1 else None
+        if full is not None:
+            self._full[full] = conv.cid
+        if but_last is not None:
+            self._but_last[but_last] = conv.cid
+        conv.keys = (full, but_last)
+
+    def _unindex(self, conv: _Conversation) -> None:
+        full, but_last = conv.keys
+        if full is not None and self._full.get(full) == conv.cid:
+            del self._full[full]
+        if but_last is not None and self._but_last.get(but_last) == conv.cid:
+            del self._but_last[but_last]
+        conv.keys = (None, None)
+
+    def _evict(self) -> None:
+        while len(self._convs) > self.max_conversations or (self._bytes > self.max_bytes and len(self._convs) > 1):
+            _, old = self._convs.popitem(last=False)
+            self._unindex(old)
+            self._bytes -= old.bytes
+            self.evictions += 1
+
+    def _answered(self, conv: _Conversation, state: int, ids: Optional[List[int]], crossed: int, reused: int) -> None:
+        if ids is None:
+            return
+        held = ids
+        with self._lock:
+            self.ids_received += crossed
+            self.ids_reused += reused
+            if conv.state != state or self._convs.get(conv.cid) is not conv:
+                return  # the conversation moved on (or was evicted) meanwhile
+            conv.ids = held
+            conv.ids_state = state
+            extra = _ID_BYTES * len(held)
+            conv.bytes += extra
+            self._bytes += extra
+            self._evict()
+
+    def stats(self) -> Dict[str, int]:
+        with self._lock:
+            return {
+                "requests": self.requests,
+                "extended": self.extended,
+                "replaced_last": self.replaced_last,
+                "new_conversations": self.new_conversations,
+                "prefix_sent": self.extended + self.replaced_last,
+                "resent_whole": self.resent_whole,
+                "messages_sent": self.messages_sent,
+                "messages_skipped": self.messages_skipped,
+                "ids_received": self.ids_received,
+                "ids_reused": self.ids_reused,
+                "conversations": len(self._convs),
+                "bytes": self._bytes,
+                "evictions": self.evictions,
+            }
+
+
+def is_prefix_unknown(e: BaseException) -> bool:
+    return isinstance(e, DeltatokError) and e.code == PREFIX_UNKNOWN

@@ -1,0 +1,545 @@
+"""`AutoTokenizer.from_pretrained(...)`: a drop-in for transformers' tokenizer where harnesses
+use it — apply_chat_template first of all — answered by deltatok, incremental without asking.
+
+    from deltatok import AutoTokenizer          # was: from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained("qwen3")
+    ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True)
+
+Signatures, defaults and return types are transformers' (4.x: `return_dict=False`; transformers
+5 changed that default to True, so pass it explicitly to be independent of the version). What
+deltatok does not do raises a clear error: tools given as Python functions, text pairs, offsets
+and `Encoding` objects, tensor types other than 'np' and 'pt', padding/truncation strategies
+other than transformers' single-sequence ones.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._client import ClientBase, DeltatokClient, DeltatokHttpClient, prompt_options
+from ._errors import DeltatokError
+from ._ops import PlanGen, prompt_plan, simple_plan
+from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
+from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, chat_flags, mask_from_ranges, shape_encodings,
+                     split_conversations, to_id_list, to_tensor)
+
+__all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
+
+SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+#: from_pretrained options of deltatok itself (the rest are transformers' and are checked).
+DELTATOK_OPTIONS = ("date", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
+                    "timeout", "incremental", "max_conversations", "max_bytes", "client", "chat_template_kwargs", "parse_tool_arguments")
+#: transformers options that change nothing here (nothing is downloaded, no remote code runs).
+_ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token", "_from_auto", "_commit_hash", "resume_download",
+             "proxies", "legacy", "use_fast")
+_SETTABLE = ("padding_side", "truncation_side", "model_max_length", "chat_template", "clean_up_tokenization_spaces", "model_input_names") + SPECIAL_NAMES
+
+
+def _check_tools(tools: Any) -> Any:
+    if tools is None:
+        return None
+    out = []
+    for t in tools:
+        if isinstance(t, dict):
+            out.append(t)
+        elif callable(t):
+            raise ValueError("deltatok takes tools as JSON schemas (dicts); convert a function with transformers.utils.get_json_schema(fn)")
+        else:
+            raise ValueError("Tools should either be a JSON schema, or a callable function with type hints and a docstring")
+    return out
+
+
+def _check_documents(documents: Any) -> Any:
+    if documents is not None:
+        for d in documents:
+            if not isinstance(d, dict):
+                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+    return documents
+
+
+class ChatRequest:
+    """One apply_chat_template call made into plans (one per conversation) and how to finish it."""
+
+    def __init__(self, plans: List[PlanGen], finish: Callable[[List[Any]], Any]):
+        self.plans = plans
+        self._finish = finish
+
+    def finish(self, outcomes: List[Any]) -> Any:
+        for o in outcomes:
+            if isinstance(o, BaseException):
+                raise o
+        return self._finish(outcomes)
+
+
+class DeltatokTokenizer:
+    """A tokenizer answered by a deltatok sidecar, with transformers' methods and attributes."""
+
+    is_fast = True
+
+    def __init__(self, client: ClientBase, info: Dict[str, Any], overrides: Optional[Mapping[str, Any]] = None,
+                 chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False, owns_client: bool = True):
+        self.client = client
+        self._owns_client = owns_client
+        self._info = info
+        self.name_or_path: str = info.get("name_or_path", "")
+        self.vocab_size: int = info["vocab_size"]
+        self._len: int = info["length"]
+        self.model_max_length: int = int(info["model_max_length"]) if info["model_max_length"] < VERY_LARGE_INTEGER else VERY_LARGE_INTEGER
+        self.padding_side: str = info.get("padding_side", "right")
+        self.truncation_side: str = info.get("truncation_side", "right")
+        self.clean_up_tokenization_spaces: bool = bool(info.get("clean_up_tokenization_spaces", False))
+        self.model_input_names: List[str] = list(info.get("model_input_names", ["input_ids", "attention_mask"]))
+        sources: Dict[str, str] = dict(info.get("chat_template_sources", {}))
+        self._template_override: Optional[str] = None
+        self.chat_template: Union[None, str, Dict[str, str]] = (sources.get("default") if set(sources) <= {"default"} else sources) or None
+        self._specials: Dict[str, Any] = dict(info.get("special_tokens_map", {}))
+        self._special_ids: Dict[str, Optional[int]] = dict(info.get("special_token_ids", {}))
+        self._overridden: Dict[str, Optional[str]] = {}
+        self.added_tokens_decoder: Dict[int, AddedToken] = {int(k): AddedToken(**v) for k, v in info.get("added_tokens_decoder", {}).items()}
+        self._all_special_ids: List[int] = list(info.get("all_special_ids", []))
+        self._default_kwargs = dict(chat_template_kwargs or {})
+        self._parse_tool_arguments = parse_tool_arguments
+        self._vocab: Optional[List[Optional[str]]] = None
+        self._vocab_ids: Optional[Dict[str, int]] = None
+        self._vocab_lock = threading.Lock()
+        for k, v in (overrides or {}).items():
+            setattr(self, k, v)
+
+    # ---- special tokens ----------------------------------------------------------------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in SPECIAL_NAMES and "_specials" in self.__dict__:
+            if value is not None and not isinstance(value, (str, AddedToken)):
+                raise TypeError("%s must be a string" % name)
+            s = None if value is None else str(value)
+            self._overridden[name] = s
+            if s is None:
+                self._specials.pop(name, None)
+                self._special_ids[name] = None
+            else:
+                self._specials[name] = s
+                self._special_ids[name] = self._token_id(s)
+            return
+        if name == "chat_template" and "_template_override" in self.__dict__ and "chat_template" in self.__dict__:
+            object.__setattr__(self, "_template_override", value if isinstance(value, str) else None)
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # bos_token, eos_token_id, ... (only reached when no attribute of that name exists)
+        specials = self.__dict__.get("_specials")
+        if specials is None:
+            raise AttributeError(name)
+        if name in SPECIAL_NAMES:
+            return specials.get(name)
+        if name.endswith("_id") and name[:-3] in SPECIAL_NAMES:
+            return self.__dict__["_special_ids"].get(name[:-3])
+        raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
+
+    def _token_id(self, token: str) -> Optional[int]:
+        return self._vocabulary_ids().get(token)
+
+    @property
+    def additional_special_tokens(self) -> List[str]:
+        v = self._specials.get("additional_special_tokens")
+        return list(v) if isinstance(v, list) else []
+
+    @property
+    def additional_special_tokens_ids(self) -> List[Optional[int]]:
+        return [self._token_id(t) for t in self.additional_special_tokens]
+
+    @property
+    def special_tokens_map(self) -> Dict[str, Any]:
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in self._specials.items() if k in SPECIAL_NAMES or k == "additional_special_tokens"}
+
+    @property
+    def all_special_tokens(self) -> List[str]:
+        seen: List[str] = []
+        for k, v in self.special_tokens_map.items():
+            for t in (v if isinstance(v, list) else [v]):
+                if isinstance(t, str) and t not in seen:
+                    seen.append(t)
+        return seen
+
+    @property
+    def all_special_ids(self) -> List[int]:
+        ids = [self._token_id(t) for t in self.all_special_tokens]
+        return [i for i in ids if i is not None]
+
+    @property
+    def added_tokens_encoder(self) -> Dict[str, int]:
+        return {t.content: i for i, t in sorted(self.added_tokens_decoder.items())}
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __repr__(self) -> str:
+        return "DeltatokTokenizer(name_or_path=%r, vocab_size=%d, model_max_length=%d, padding_side=%r, special_tokens=%r)" % (
+            self.name_or_path, self.vocab_size, self.model_max_length, self.padding_side, self.special_tokens_map)
+
+    # ---- vocabulary --------------------------------------------------------------------------
+
+    def _vocabulary(self) -> List[Optional[str]]:
+        with self._vocab_lock:
+            if self._vocab is None:
+                self._vocab = self.client.vocab()
+            return self._vocab
+
+    def _vocabulary_ids(self) -> Dict[str, int]:
+        tokens = self._vocabulary()
+        with self._vocab_lock:
+            if self._vocab_ids is None:
+                ids: Dict[str, int] = {}
+                for i, t in enumerate(tokens):
+                    if t is not None and t not in ids:
+                        ids[t] = i
+                # added tokens win, as in the Rust tokenizer
+                for i, a in self.added_tokens_decoder.items():
+                    ids[a.content] = i
+                self._vocab_ids = ids
+            return self._vocab_ids
+
+    def get_vocab(self) -> Dict[str, int]:
+        return dict(self._vocabulary_ids())
+
+    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
+        ids = to_id_list(ids)
+        tokens = self._vocabulary()
+        if isinstance(ids, int):
+            return tokens[ids] if 0 <= ids < len(tokens) else None
+        special = set(self._all_special_ids) if skip_special_tokens else ()
+        return [tokens[i] if 0 <= i < len(tokens) else None for i in ids if i not in special]
+
+    def convert_tokens_to_ids(self, tokens: Any) -> Any:
+        vocab = self._vocabulary_ids()
+        unk = self.unk_token_id
+        if isinstance(tokens, str):
+            return vocab.get(tokens, unk)
+        return [vocab.get(t, unk) for t in tokens]
+
+    def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
+        if pair is not None:
+            raise NotImplementedError("deltatok does not tokenize text pairs")
+        return self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
+
+    # ---- chat templates ----------------------------------------------------------------------
+
+    def _template_kwargs(self, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        out = {k: v for k, v in self._overridden.items() if v is not None}
+        out.update(self._default_kwargs)
+        out.update(kwargs)
+        return out
+
+    def chat_request(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                     add_generation_prompt: bool = False, continue_final_message: Union[bool, str] = False, tokenize: bool = True,
+                     padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
+                     return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                     tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> ChatRequest:
+        """apply_chat_template's work as plans (the blocking and asyncio tokenizers run them)."""
+        if return_dict and not tokenize:
+            raise ValueError("`return_dict=True` is incompatible with `tokenize=False`, because there is no dict of tokenizer outputs to return.")
+        if return_assistant_tokens_mask and not return_dict:
+            raise ValueError("`return_assistant_tokens_mask=True` is incompatible with `return_dict=False`")
+        if continue_final_message:
+            if add_generation_prompt:
+                raise ValueError("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want "
+                                 "the model to continue the final message, and add_generation_prompt when you want to add a header that will "
+                                 "prompt it to start a new assistant message instead.")
+            if return_assistant_tokens_mask:
+                raise ValueError("continue_final_message is not compatible with return_assistant_tokens_mask.")
+        conversations, batched = split_conversations(conversation)
+        tools = _check_tools(tools)
+        documents = _check_documents(documents)
+        template = chat_template if chat_template is not None else self._template_override
+        extra = prompt_options(documents, template, self._template_kwargs(kwargs), add_generation_prompt, self._parse_tool_arguments,
+                               continue_final_message)
+        if not tokenize:
+            plans = []
+            for c in conversations:
+                p = dict(extra)
+                p["messages"] = list(c)
+                if tools is not None:
+                    p["tools"] = tools
+                plans.append(simple_plan("render_prompt", p))
+            return ChatRequest(plans, lambda out: [o["text"] for o in out] if batched else out[0]["text"])
+        plain = (not return_dict and return_tensors is None and tokenizer_kwargs is None and padding in (False, None, "do_not_pad")
+                 and truncation in (False, None, "do_not_truncate"))
+        flags = None if plain else chat_flags(self, padding, truncation, max_length, return_tensors, tokenizer_kwargs)
+        method = "tokenize_trajectory" if return_assistant_tokens_mask else "encode_prompt"
+        table = self.client.prefixes
+        plans = [prompt_plan(table, method, c, tools, extra, method == "encode_prompt") for c in conversations]
+
+        def finish(out: List[Any]) -> Any:
+            if plain:
+                # the common case: the ids as they came (each answer's list is the caller's own)
+                return [o["ids"] for o in out] if batched else out[0]["ids"]
+            rows = [o["ids"] for o in out]
+            masks: Optional[List[List[int]]] = None
+            if return_assistant_tokens_mask:
+                masks = []
+                for o, r in zip(out, rows):
+                    if o.get("mask_source") == "generation":
+                        masks.append(mask_from_ranges(len(r), o.get("assistant_mask", [])))
+                    else:
+                        warnings.warn("return_assistant_tokens_mask==True but chat template does not contain `{% generation %}` keyword.")
+                        masks.append([0] * len(r))
+            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)  # type: ignore[arg-type]
+            if return_dict:
+                return BatchEncoding(data, tensor_type=return_tensors, prepend_batch_axis=not batched)
+            ids = data["input_ids"]
+            return to_tensor(ids if batched else [ids], return_tensors) if return_tensors is not None else ids
+
+        return ChatRequest(plans, finish)
+
+    def apply_chat_template(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                            add_generation_prompt: bool = False, continue_final_message: Union[bool, str] = False, tokenize: bool = True,
+                            padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
+                            return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                            tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
+        """transformers' apply_chat_template: token ids (a list), the text with tokenize=False, or a
+        BatchEncoding (input_ids, attention_mask, assistant_masks) with return_dict=True; a batch of
+        conversations gives lists. `**kwargs` reach the template as variables. Only the messages the
+        server has not seen cross the wire (the client recognises a conversation it sent before)."""
+        req = self.chat_request(conversation, tools, documents, chat_template, add_generation_prompt, continue_final_message, tokenize,
+                                padding, truncation, max_length, return_tensors, return_dict, return_assistant_tokens_mask, tokenizer_kwargs,
+                                **kwargs)
+        return req.finish(self._execute(req.plans))
+
+    def _execute(self, plans: List[PlanGen]) -> List[Any]:
+        if len(plans) == 1:
+            try:
+                return [self.client.run(plans[0])]
+            except DeltatokError as e:
+                return [e]
+        return self.client.run_many(plans)
+
+    def get_chat_template(self, chat_template: Optional[str] = None, tools: Any = None) -> str:
+        t = self.chat_template
+        if isinstance(t, dict):
+            if chat_template is not None and chat_template in t:
+                return t[chat_template]
+            if chat_template is None:
+                if tools is not None and "tool_use" in t:
+                    return t["tool_use"]
+                if "default" in t:
+                    return t["default"]
+                raise ValueError("This model has multiple chat templates with no default specified! Available template names are %s." % sorted(t))
+            return chat_template
+        if chat_template is not None:
+            return chat_template
+        if t is None:
+            raise ValueError("Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed!")
+        return t
+
+    def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
+            chat_template: Optional[str] = None) -> int:
+        """OSL of an assistant message as MLCommons endpoints defines it: tokens of [U, m] minus
+        those of [U, E] (U an empty user message, E an empty assistant message, no tools, no
+        generation prompt): the message's own tokens, without framing or end-of-turn."""
+        kw = self._template_kwargs(chat_template_kwargs or {})
+        return self.client.count_message(dict(message), chat_template=chat_template if chat_template is not None else self._template_override,
+                                         chat_template_kwargs=kw,
+                                         parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+
+    def tokenize_rollout(self, conversation: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None,
+                         chat_template: Optional[str] = None, parse_tool_arguments: Optional[bool] = None, **kwargs: Any) -> Dict[str, Any]:
+        """The training sequences of an RL rollout (docs/ROLLOUTS.md): each assistant message's
+        prompt is exactly the ids `apply_chat_template(conversation[:k], add_generation_prompt=True)`
+        gives, its completion the message's `sampled_ids` (with `sampled_logprobs`) or its
+        canonical tokens; a new sequence starts where the template rewrote history. `**kwargs`
+        reach the template as in apply_chat_template. `deltatok.binary.training_arrays(seq)` gives
+        arrays ready for torch.tensor."""
+        return self.client.tokenize_rollout(list(conversation), tools=_check_tools(tools), documents=_check_documents(documents),
+                                            chat_template=chat_template if chat_template is not None else self._template_override,
+                                            chat_template_kwargs=self._template_kwargs(kwargs),
+                                            parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+
+    # ---- plain text --------------------------------------------------------------------------
+
+    def encode(self, text: str, text_pair: Optional[str] = None, add_special_tokens: bool = True, padding: Any = False, truncation: Any = None,
+               max_length: Optional[int] = None, stride: int = 0, padding_side: Optional[str] = None, return_tensors: Any = None,
+               **kwargs: Any) -> Any:
+        """Token ids of `text` (with the tokenizer's special tokens unless add_special_tokens=False)."""
+        enc = self(text, text_pair=text_pair, add_special_tokens=add_special_tokens, padding=padding, truncation=truncation,
+                   max_length=max_length, stride=stride, padding_side=padding_side, return_tensors=return_tensors, **kwargs)
+        return enc["input_ids"]
+
+    def text_request(self, text: Any, text_pair: Any = None, text_target: Any = None, add_special_tokens: bool = True, padding: Any = False,
+                     truncation: Any = None, max_length: Optional[int] = None, stride: int = 0, is_split_into_words: bool = False,
+                     pad_to_multiple_of: Optional[int] = None, padding_side: Optional[str] = None, return_tensors: Any = None,
+                     return_token_type_ids: Optional[bool] = None, return_attention_mask: Optional[bool] = None,
+                     return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
+                     return_length: bool = False, verbose: bool = True, **kwargs: Any) -> ChatRequest:
+        for name, v in (("text_pair", text_pair), ("text_target", text_target), ("is_split_into_words", is_split_into_words),
+                        ("return_overflowing_tokens", return_overflowing_tokens), ("return_special_tokens_mask", return_special_tokens_mask),
+                        ("return_offsets_mapping", return_offsets_mapping), ("stride", stride)):
+            if v:
+                raise NotImplementedError("%s is not supported by deltatok" % name)
+        if kwargs:
+            raise TypeError("unexpected keyword argument(s): %s" % ", ".join(sorted(kwargs)))
+        if text is None:
+            raise ValueError("You need to specify either `text` or `text_target`.")
+        batched = isinstance(text, (list, tuple))
+        texts = list(text) if batched else [text]
+        for t in texts:
+            if not isinstance(t, str):
+                raise ValueError("text input must be of type `str` (single example), `List[str]` (batch or single pretokenized example) or `List[List[str]]` (batch of pretokenized examples).")
+        flags = chat_flags(self, padding, truncation if truncation is not None else False, max_length, return_tensors,
+                           {"padding_side": padding_side, "pad_to_multiple_of": pad_to_multiple_of, "return_attention_mask": return_attention_mask,
+                            "return_token_type_ids": return_token_type_ids, "return_length": return_length})
+        plans = [simple_plan("encode_text", {"text": t, "add_special_tokens": add_special_tokens}) for t in texts]
+
+        def finish(out: List[Any]) -> Any:
+            data = shape_encodings([list(o["ids"]) for o in out], None, flags, batched, self.model_input_names)
+            return BatchEncoding(data, tensor_type=return_tensors, prepend_batch_axis=not batched)
+
+        return ChatRequest(plans, finish)
+
+    def __call__(self, text: Any = None, text_pair: Any = None, text_target: Any = None, text_pair_target: Any = None,
+                 add_special_tokens: bool = True, padding: Any = False, truncation: Any = None, max_length: Optional[int] = None,
+                 stride: int = 0, is_split_into_words: bool = False, pad_to_multiple_of: Optional[int] = None, padding_side: Optional[str] = None,
+                 return_tensors: Any = None, return_token_type_ids: Optional[bool] = None, return_attention_mask: Optional[bool] = None,
+                 return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
+                 return_length: bool = False, verbose: bool = True, **kwargs: Any) -> BatchEncoding:
+        """Encodes text (a string or a list of strings) into a BatchEncoding."""
+        if text_pair_target is not None:
+            raise NotImplementedError("text_pair_target is not supported by deltatok")
+        req = self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
+                                pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
+                                return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
+        return req.finish(self._execute(req.plans))
+
+    def decode_request(self, sequences: List[Any], skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool], single: bool) -> ChatRequest:
+        cleanup = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
+        plans = []
+        for s in sequences:
+            ids = to_id_list(s)
+            ids = [ids] if isinstance(ids, int) else ids
+            plans.append(simple_plan("decode", {"ids": ids, "skip_special_tokens": bool(skip_special_tokens), "clean_up_tokenization_spaces": bool(cleanup)}))
+        return ChatRequest(plans, lambda out: out[0]["text"] if single else [o["text"] for o in out])
+
+    def decode(self, token_ids: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None, **kwargs: Any) -> str:
+        """Text of token ids (an int, a list, a numpy array or a tensor), as transformers' decode."""
+        req = self.decode_request([token_ids], skip_special_tokens, clean_up_tokenization_spaces, True)
+        return req.finish(self._execute(req.plans))
+
+    def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None,
+                     **kwargs: Any) -> List[str]:
+        seqs = to_id_list(sequences)
+        req = self.decode_request(list(seqs) if isinstance(seqs, list) else [seqs], skip_special_tokens, clean_up_tokenization_spaces, False)
+        return req.finish(self._execute(req.plans))
+
+    # ---- the rest ----------------------------------------------------------------------------
+
+    def stats(self) -> Dict[str, Any]:
+        """The server's engine statistics with this client's prefix counters under "client"."""
+        return self.client.stats()
+
+    def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("deltatok tokenizers are read-only; save the original files instead")
+
+    def add_special_tokens(self, *args: Any, **kwargs: Any) -> int:
+        raise NotImplementedError("deltatok cannot add tokens: the vocabulary is the tokenizer.json's")
+
+    add_tokens = add_special_tokens
+
+    def close(self) -> int:
+        return self.client.close() if self._owns_client else 0
+
+    def __enter__(self) -> "DeltatokTokenizer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
+    """`deltatok serve` arguments for from_pretrained's deltatok options."""
+    args = ["--tokenizer", str(name_or_path)]
+    for key, flag in (("date", "--date"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
+                      ("renderer", "--renderer")):
+        if options.get(key) is not None:
+            args += [flag, str(options[key])]
+    args += [str(a) for a in options.get("serve_args") or ()]
+    return args
+
+
+def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
+    """(deltatok options, attribute overrides, environment additions); refuses what deltatok cannot honour."""
+    if init_inputs:
+        raise TypeError("deltatok's from_pretrained takes no positional init inputs")
+    dt: Dict[str, Any] = {}
+    overrides: Dict[str, Any] = {}
+    env: Dict[str, str] = {}
+    unknown = []
+    for k, v in kwargs.items():
+        if k in DELTATOK_OPTIONS:
+            dt[k] = v
+        elif k in _SETTABLE:
+            overrides[k] = v
+        elif k in _ACCEPTED:
+            if k == "use_fast" and v is False:
+                raise ValueError("deltatok is a fast tokenizer (Rust tokenizers' ids); use_fast=False has no slow equivalent here")
+        elif k == "revision":
+            if v not in (None, "main"):
+                raise ValueError("deltatok reads the local hub cache's main snapshot; revision=%r is not supported" % (v,))
+        elif k == "cache_dir":
+            if v is not None:
+                env["HF_HUB_CACHE"] = os.fspath(v)
+        elif k == "force_download":
+            if v:
+                raise ValueError("deltatok never downloads: force_download=True is not supported")
+        elif k == "subfolder":
+            if v:
+                raise ValueError("subfolder is not supported: pass the folder's path")
+        else:
+            unknown.append(k)
+    if unknown:
+        raise TypeError("from_pretrained got option(s) deltatok does not know: %s (deltatok's: %s; transformers' it honours: %s)"
+                        % (", ".join(sorted(unknown)), ", ".join(DELTATOK_OPTIONS), ", ".join(_SETTABLE + ("revision", "cache_dir") + _ACCEPTED)))
+    return dt, overrides, env
+
+
+def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) -> Tuple[ClientBase, bool]:
+    if dt.get("client") is not None:
+        return dt["client"], False
+    incremental = dt.get("incremental", True)
+    mc = dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS)
+    mb = dt.get("max_bytes", DEFAULT_MAX_BYTES)
+    if dt.get("url"):
+        return DeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"), incremental=incremental,
+                                  max_conversations=mc, max_bytes=mb), True
+    env = dt.get("env")
+    if env_add:
+        env = dict(os.environ if env is None else env, **env_add)
+    return DeltatokClient(engine_args(os.fspath(name_or_path), dt), command=dt.get("command"), env=env, incremental=incremental,
+                          max_conversations=mc, max_bytes=mb), True
+
+
+class AutoTokenizer:
+    """`AutoTokenizer.from_pretrained(name_or_path, **options)`, as transformers', answered by deltatok."""
+
+    def __init__(self) -> None:
+        raise EnvironmentError("AutoTokenizer is designed to be instantiated using `AutoTokenizer.from_pretrained(...)`")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *init_inputs: Any, **kwargs: Any) -> DeltatokTokenizer:
+        """A tokenizer for a bundled name (`qwen3`, ...), a directory with tokenizer.json, a
+        tokenizer.json path, or a model id found in the local Hugging Face hub cache (never
+        downloaded). deltatok's own options: `date` (what strftime_now sees, YYYY-MM-DD),
+        `workers`, `cache_mb`, `max_prompt_chars`, `renderer`, `serve_args` (more `deltatok serve`
+        flags), `command`/`env` (how to run the CLI), `url` + `server_token` (a running
+        `deltatok serve --port`, instead of a child process), `timeout`, `incremental`,
+        `max_conversations`/`max_bytes` (the prefix table's bound), `client` (share one),
+        `chat_template_kwargs` and `parse_tool_arguments` (defaults for every request)."""
+        dt, overrides, env_add = split_options(pretrained_model_name_or_path, init_inputs, kwargs)
+        client, owns = make_client(pretrained_model_name_or_path, dt, env_add)
+        try:
+            info = client.tokenizer_info()
+        except BaseException:
+            if owns:
+                client.close()
+            raise
+        return DeltatokTokenizer(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
