@@ -52,7 +52,7 @@ function runPython(o: PythonBenchOptions): Promise<PythonRun> {
 export async function pythonBench(o: PythonBenchOptions): Promise<Record<string, unknown>> {
   const convs = loadConversations(o.corpus);
   const r3 = (x: number) => Math.round(x * 1000) / 1000;
-  const inProcess = async (): Promise<{ seconds: number; requests: number; tokens: number }> => {
+  const inProcess = async (): Promise<{ seconds: number; cpu_s: number; requests: number; tokens: number }> => {
     // a fresh parse each round: the library's per-object memos start cold, as in one real run
     const convs = loadConversations(o.corpus);
     const dt = await Deltatok.create({ ...o.engine, mode: "incremental" });
@@ -68,9 +68,11 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
       return { requests, tokens };
     };
     loop(convs.slice(0, o.warm));
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const r = loop(convs.slice(o.warm));
-    return { seconds: (performance.now() - t0) / 1000, ...r };
+    const cpu = process.cpuUsage(cpu0);
+    return { seconds: (performance.now() - t0) / 1000, cpu_s: (cpu.user + cpu.system) / 1e6, ...r };
   };
   const rounds: Record<string, unknown>[] = [];
   for (let i = 0; i < o.rounds; i++) {
@@ -83,6 +85,10 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
       in_process_s: r3(lib.seconds),
       python_s: r3(py.seconds),
       ratio: r3(lib.seconds / py.seconds),
+      in_process_cpu_s: r3(lib.cpu_s),
+      // CPU time: what the two processes spent against the library's, so a loaded machine's
+      // scheduling does not count (the sidecar's CPU is its whole process, workers included)
+      cpu_ratio: py.server_cpu_s === null ? null : r3(lib.cpu_s / (py.client_cpu_s + py.server_cpu_s)),
       python_client_cpu_s: r3(py.client_cpu_s),
       sidecar_cpu_s: py.server_cpu_s === null ? null : r3(py.server_cpu_s),
       sidecar_main_thread_cpu_s: py.server_main_thread_cpu_s === null ? null : r3(py.server_main_thread_cpu_s),
@@ -98,6 +104,7 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
     requests_timed: convs.slice(o.warm).reduce((a, c) => a + assistantIndices(c.messages).length, 0),
     rounds,
     ratio_median: ratios[Math.floor(ratios.length / 2)],
-    note: "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7",
+    cpu_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)] ?? null)(rounds.map((r) => r.cpu_ratio as number | null).filter((x): x is number => x !== null).sort((a, b) => a - b)),
+    note: "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7. cpu_ratio = in-process CPU / (python client CPU + sidecar CPU)",
   };
 }
