@@ -51,7 +51,7 @@ export const ERROR_CODES = {
   // ---- serve -------------------------------------------------------------------------------
   DT_UNKNOWN_METHOD: "a sidecar request names an unknown method",
   DT_UNAUTHORIZED: "an HTTP request lacks the bearer token the server requires, or carries a wrong one",
-  DT_FORBIDDEN: "an HTTP request names a Host that is not the server's loopback address, or comes from another origin",
+  DT_FORBIDDEN: "an HTTP request names a Host the server does not answer to (its listening address, or an --allow-host name), or comes from another origin",
   DT_UNSUPPORTED_MEDIA_TYPE: "an HTTP request body is not declared as application/json",
   DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout",
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
