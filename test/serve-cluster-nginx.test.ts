@@ -6,7 +6,7 @@
  * its conversations move, the client resends their whole history, 0 errors.
  *
  * Skipped, with a message, where nginx or python3 is absent — unless DELTATOK_REQUIRE_NGINX=1
- * (set by .ci/run, which installs nginx), where a missing one fails the test.
+ * (set by .ci/run, which installs both when missing), where a missing one fails the test.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -256,11 +256,14 @@ class PrefixTable:
             h = hash((h, fp))
             chain.append(h)
         n = len(fps)
+        # a conversation is continued only by a request with its leading messages, so its routing
+        # key never changes (two conversations that share just a system prompt stay apart)
+        lead = _leading(messages)
         with self._lock:
             self.requests += 1
             conv: Optional[_Conversation] = None
             k = 0
-            for j in range(n, 0, -1):
+            for j in range(n, max(lead, 1) - 1, -1):
                 key = chain[j - 1]
                 cid = self._full.get(key)
                 if cid is not None:
@@ -278,7 +281,6 @@ class PrefixTable:
                         break
             state = next(self._states)
             if conv is None:
-                lead = _leading(messages)
                 conv = _Conversation("%s-%d" % (self._namespace, next(self._conv_ids)), _route_key(fps[:lead], tools_fp))
                 self._convs[conv.cid] = conv
                 self.new_conversations += 1

@@ -299,7 +299,7 @@ class AsyncAutoTokenizer:
             client = await AsyncDeltatokClient.start(engine_args(os.fspath(pretrained_model_name_or_path), dt), command=dt.get("command"), env=env,
                                                      incremental=dt.get("incremental", True),
                                                      max_conversations=dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS),
-                                                     max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES), split_batches=bool(dt.get("split_batches", False)))
+                                                     max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES))
         try:
             info = await client.tokenizer_info()
             tokens = await client.vocab()
