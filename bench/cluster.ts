@@ -16,6 +16,8 @@ export interface ClusterBenchOptions {
   engine: DeltatokOptions;
   instances: number;
   python: string;
+  /** Conversations in progress at once (cluster_replay.py --interleave). */
+  interleave: number;
 }
 
 function serveArgs(e: DeltatokOptions): string[] {
@@ -26,15 +28,17 @@ function serveArgs(e: DeltatokOptions): string[] {
 }
 
 function check(records: readonly ReplayRecord[], want: readonly { id: string; index: number; isl: number }[]) {
+  const isl = new Map(want.map((w) => [`${w.id}#${w.index}`, w.isl]));
   let wrong = 0;
   let errors = 0;
-  for (let i = 0; i < want.length; i++) {
-    const r = records[i];
-    const w = want[i]!;
-    if (r?.error !== undefined) errors++;
-    else if (r === undefined || r.id !== w.id || r.index !== w.index || r.isl !== w.isl) wrong++;
+  const seen = new Set<string>();
+  for (const r of records) {
+    const key = `${r.id}#${r.index}`;
+    seen.add(key);
+    if (r.error !== undefined) errors++;
+    else if (isl.get(key) !== r.isl) wrong++;
   }
-  return { requests: records.length, expected: want.length, wrong_counts: wrong + Math.max(0, want.length - records.length), errors };
+  return { requests: records.length, expected: want.length, wrong_counts: wrong + (want.length - seen.size), errors };
 }
 
 export async function clusterBench(o: ClusterBenchOptions): Promise<Record<string, unknown>> {
@@ -47,7 +51,8 @@ export async function clusterBench(o: ClusterBenchOptions): Promise<Record<strin
       want.push({ id: c.id, index: k, isl: dt.countPrompt(c.messages.slice(0, k), { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, add_generation_prompt: true }) });
     }
   }
-  const replay = { method: "count_prompt" as const, python: o.python };
+  if (new Set(want.map((w) => `${w.id}#${w.index}`)).size !== want.length) throw new Error(`${o.corpus}: conversation ids are not unique`);
+  const replay = { method: "count_prompt" as const, python: o.python, interleave: o.interleave };
   const r4 = (x: number) => Math.round(x * 10000) / 10000;
 
   const t0 = performance.now();
@@ -72,6 +77,7 @@ export async function clusterBench(o: ClusterBenchOptions): Promise<Record<strin
   return {
     corpus: o.corpus,
     instances: o.instances,
+    interleave: o.interleave,
     requests: want.length,
     single_instance: { ...single, reuse: r4(single.reuse) },
     cluster: { ...cluster, reuse: r4(cluster.reuse) },

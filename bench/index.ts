@@ -55,6 +55,7 @@
  *                             through nginx over --instances (3) instances, then with the one holding
  *                             the conversation in progress killed a third through: reuse and wrong counts
  *   --instances N             cluster: instances behind nginx (default 3)
+ *   --interleave W            cluster: conversations in progress at once, turns round-robin (default 1)
  *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
  *                             replay of the same corpus, each run in a fresh process, alternating
  *                             rounds (--rounds, default 3); corpora: tau-bench airline and
@@ -157,6 +158,7 @@ async function main(): Promise<void> {
       warm: { type: "string" },
       python: { type: "string" },
       instances: { type: "string" },
+      interleave: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -248,7 +250,8 @@ async function main(): Promise<void> {
       });
       break;
     case "cluster":
-      result = await clusterBench({ corpus, engine, instances: v.instances === undefined ? 3 : positiveInt(v.instances, "--instances"), python: v.python ?? "python3" });
+      result = await clusterBench({ corpus, engine, instances: v.instances === undefined ? 3 : positiveInt(v.instances, "--instances"), python: v.python ?? "python3",
+        interleave: v.interleave === undefined ? 1 : positiveInt(v.interleave, "--interleave") });
       break;
     case "rollout": {
       const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";

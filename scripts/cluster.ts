@@ -8,7 +8,7 @@
  * child's exit. Used by the cluster test and `npm run bench -- --suite cluster`.
  *
  *   node dist/scripts/cluster.js [--corpus FILE] [--instances 3] [--workers 0]
- *        [--method apply_chat_template|count_prompt] [--kill-third] [--python python3]
+ *        [--method apply_chat_template|count_prompt] [--interleave W] [--kill-third] [--python python3]
  *
  * prints one JSON line per request ({"id", "index", "isl"} or "error"), then {"summary": ...}:
  * requests, errors, the client's counters, each instance's tokens reused / encoded, the reuse.
@@ -132,11 +132,14 @@ export interface ClusterOptions {
   /** More `deltatok serve` flags (engine options, --workers). */
   serveArgs: readonly string[];
   nginx: string;
+  /** Puts something in front of each instance (tests: a fault-injecting proxy); the port nginx uses instead. */
+  front?: (port: number) => Promise<number>;
 }
 
 export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), "deltatok-cluster-"));
   const instances: Instance[] = [];
+  const upstreams: number[] = [];
   let nginx: ChildProcess | null = null;
   let nginxExited: Promise<string> | null = null;
   const stop = async () => {
@@ -152,8 +155,9 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   };
   try {
     for (const i of await Promise.all(Array.from({ length: o.instances }, () => startInstance(o.serveArgs)))) instances.push(i);
+    for (const i of instances) upstreams.push(o.front === undefined ? i.port : await o.front(i.port));
     const listen = await freePort();
-    writeFileSync(join(dir, "deltatok.conf"), clusterConf(instances.map((i) => i.port), listen));
+    writeFileSync(join(dir, "deltatok.conf"), clusterConf(upstreams, listen));
     const root = typeof process.getuid === "function" && process.getuid() === 0;
     writeFileSync(
       join(dir, "nginx.conf"),
@@ -186,7 +190,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     async instanceOf(route) {
       const upstream = await rpcHeader(url, "health", { "x-deltatok-conversation": route }, "x-deltatok-upstream");
       const port = Number(/:(\d+)$/.exec(upstream.split(",").pop()!.trim())?.[1]);
-      const i = instances.findIndex((x) => x.port === port);
+      const i = upstreams.indexOf(port);
       if (i < 0) throw new Error(`nginx named upstream ${upstream}, not one of the instances`);
       return i;
     },
@@ -245,6 +249,8 @@ export interface ReplayRecord {
 export interface ReplayOptions {
   method: "apply_chat_template" | "count_prompt";
   python: string;
+  /** Conversations in progress at once, turns round-robin (cluster_replay.py --interleave; default 1). */
+  interleave?: number;
   /** Pause after about this many requests (see cluster_replay.py) and await `onPause`. */
   pauseAfter?: number;
   onPause?: (at: number, route: string) => Promise<void>;
@@ -252,7 +258,7 @@ export interface ReplayOptions {
 
 /** Replays a corpus through `url` with the Python client; the records and the client's counters. */
 export function replayThrough(url: string, corpus: string, o: ReplayOptions): Promise<{ records: ReplayRecord[]; client: Record<string, number>; pausedAt: number | null }> {
-  const args = [DRIVER, url, corpus, "--method", o.method];
+  const args = [DRIVER, url, corpus, "--method", o.method, "--interleave", String(o.interleave ?? 1)];
   if (o.pauseAfter !== undefined) args.push("--pause-after", String(o.pauseAfter));
   return new Promise((resolve, reject) => {
     const p = spawn(o.python, args, { stdio: ["pipe", "pipe", "pipe"] });
@@ -331,6 +337,7 @@ async function main(): Promise<void> {
       instances: { type: "string", default: "3" },
       workers: { type: "string", default: "0" },
       method: { type: "string", default: "apply_chat_template" },
+      interleave: { type: "string", default: "1" },
       "kill-third": { type: "boolean", default: false },
       python: { type: "string", default: "python3" },
     },
@@ -347,7 +354,7 @@ async function main(): Promise<void> {
     serveArgs: ["--date", "2026-11-30", "--workers", v.workers],
     nginx,
     corpus: v.corpus,
-    replay: { method, python: v.python },
+    replay: { method, python: v.python, interleave: Number(v.interleave) },
     killThird: v["kill-third"],
     requests,
   });

@@ -5,10 +5,13 @@ then {"client": the prefix table's counters}. Run by scripts/cluster.ts (and so 
 test and `npm run bench -- --suite cluster`).
 
     python3 cluster_replay.py URL CORPUS [--method apply_chat_template|count_prompt]
-                              [--pause-after N]
+                              [--interleave W] [--pause-after N]
 
---pause-after N: after the first request, from the N-th on, whose next request continues the same
-conversation, print {"pause": n, "route": that conversation's routing key} and wait for a line on
+--interleave W: W conversations in progress at once, their turns taken round-robin (a conversation
+that ends gives its slot to the next one), as a harness with W concurrent conversations sends
+them; 1 (the default): conversation after conversation.
+--pause-after N: after the first request, from the N-th on, whose conversation has more requests
+to come, print {"pause": n, "route": that conversation's routing key} and wait for a line on
 stdin (the caller kills an instance meanwhile), so the point is a request count, never a time.
 """
 import argparse
@@ -24,12 +27,23 @@ except ImportError:
 from deltatok import AutoTokenizer, DeltatokError, conversation_key  # noqa: E402
 
 
-def requests_of(convs):
-    """(conversation, k) for every assistant message k, conversation after conversation."""
-    for c in convs:
-        for k, m in enumerate(c["messages"]):
-            if m.get("role") == "assistant":
-                yield c, k
+def requests_of(convs, interleave=1):
+    """(conversation, k, more) for every assistant message k, `interleave` conversations at a time
+    round-robin; `more`: the conversation has later requests."""
+    turns = [[k for k, m in enumerate(c["messages"]) if m.get("role") == "assistant"] for c in convs]
+    waiting = [i for i in range(len(convs)) if turns[i]]
+    waiting.reverse()
+    active = []
+    while waiting or active:
+        while waiting and len(active) < interleave:
+            active.append([waiting.pop(), 0])
+        still = []
+        for slot in active:
+            i, t = slot
+            yield convs[i], turns[i][t], t + 1 < len(turns[i])
+            if t + 1 < len(turns[i]):
+                still.append([i, t + 1])
+        active = still
 
 
 def main(argv):
@@ -37,16 +51,17 @@ def main(argv):
     ap.add_argument("url")
     ap.add_argument("corpus")
     ap.add_argument("--method", choices=("apply_chat_template", "count_prompt"), default="apply_chat_template")
+    ap.add_argument("--interleave", type=int, default=1)
     ap.add_argument("--pause-after", type=int, default=0)
     a = ap.parse_args(argv)
     with open(a.corpus, encoding="utf-8") as f:
         convs = [json.loads(line) for line in f if line.strip()]
-    reqs = list(requests_of(convs))
+    reqs = list(requests_of(convs, max(1, a.interleave)))
     tok = AutoTokenizer.from_pretrained("deltatok", url=a.url)
     out = sys.stdout
     paused = a.pause_after <= 0
     try:
-        for n, (c, k) in enumerate(reqs, 1):
+        for n, (c, k, more) in enumerate(reqs, 1):
             messages, tools, kw = c["messages"][:k], c.get("tools"), c.get("chat_template_kwargs") or {}
             rec = {"id": c["id"], "index": k}
             try:
@@ -57,7 +72,7 @@ def main(argv):
             except DeltatokError as e:
                 rec["error"] = {"code": e.code, "message": e.message}
             out.write(json.dumps(rec) + "\n")
-            if not paused and n >= a.pause_after and n < len(reqs) and reqs[n][0] is c:
+            if not paused and n >= a.pause_after and more:
                 paused = True
                 out.write(json.dumps({"pause": n, "route": conversation_key(messages, tools)}) + "\n")
                 out.flush()

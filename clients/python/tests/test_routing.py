@@ -1,7 +1,8 @@
 """Routing behind a load balancer: every HTTP call of a conversation carries the same
 X-Deltatok-Conversation key (its tools and leading messages), a resent request too; calls of no
 conversation carry none; a batch goes whole under its first conversation's key, or split by key
-with `split_batches`. Checked against a recording stand-in server (no deltatok needed)."""
+with `split_batches`; a proxy's own 502 (no instance answered) is DT_CLOSED. Checked against a
+recording stand-in server (no deltatok needed)."""
 import http.server
 import json
 import threading
@@ -28,7 +29,7 @@ class Recorder:
     0, refuses the first prefix request it sees when `refuse_prefix` (DT_PREFIX_UNKNOWN), and
     records (routing header, method, methods inside a batch) of every request."""
 
-    def __init__(self, refuse_prefix=False):
+    def __init__(self, refuse_prefix=False, bad_gateway=False):
         self.seen = []
         self.refuse = [refuse_prefix]
         lock = threading.Lock()
@@ -56,8 +57,10 @@ class Recorder:
                     else:
                         out = dict(answer(method, params), id=body["id"])
                 data = json.dumps(out).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                if bad_gateway:
+                    data = b"<html><body>502 Bad Gateway</body></html>"
+                self.send_response(502 if bad_gateway else 200)
+                self.send_header("Content-Type", "text/html" if bad_gateway else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -142,6 +145,15 @@ class HeaderTest(unittest.TestCase):
         self.assertEqual(split, whole)
         self.assertEqual(sorted(self.server.seen, key=lambda s: keys.index(s[0])),
                          [(keys[0], "batch", ["count_prompt"] * 2), (keys[1], "count_prompt", None), (keys[2], "count_prompt", None)])
+
+
+    def test_a_proxy_that_reached_no_instance_is_dt_closed(self):
+        self.server = Recorder(bad_gateway=True)
+        dt = deltatok.DeltatokHttpClient(self.server.url)
+        with self.assertRaises(deltatok.DeltatokError) as cm:
+            dt.count_prompt(conversation("Book")[:2])
+        dt.close()
+        self.assertEqual(cm.exception.code, "DT_CLOSED")
 
 
 if __name__ == "__main__":

@@ -262,7 +262,10 @@ class HttpTransport(Transport):
         try:
             resp = json.loads(data) if data else {}
         except ValueError:
-            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url))
+            if r.status in (502, 503, 504):
+                # a proxy's own answer (deploy/nginx): no instance behind it answered
+                raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
+            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
         if isinstance(resp, dict) and "error" in resp:
             raise error_from_record(resp["error"])
         if not isinstance(resp, dict) or "result" not in resp:
