@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ops import PlanGen, prompt_plan, run, run_many, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, conversation_key
+from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._transport import HttpTransport, StdioTransport, Transport
 
 __all__ = ["DeltatokClient", "DeltatokHttpClient", "ClientBase", "PromptRequest"]
@@ -137,7 +137,7 @@ class ClientBase:
         the whole conversation (the server reuses what it cached for its prompts).
         `deltatok.binary.training_arrays(seq)` turns a sequence into arrays."""
         return self.call("tokenize_rollout", rollout_params(messages, tools, documents, chat_template, chat_template_kwargs, parse_tool_arguments),
-                         conversation_key(messages, tools))
+                         route_of(messages, tools))
 
     def render_prompt(self, messages: Sequence[dict], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                       chat_template_kwargs: Optional[Mapping[str, Any]] = None, add_generation_prompt: Optional[bool] = None,

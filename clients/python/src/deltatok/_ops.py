@@ -21,7 +21,7 @@ from concurrent.futures import Executor
 from typing import Any, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 from ._errors import DeltatokError, error_from_record
-from ._prefix import PrefixTable, conversation_key, is_prefix_unknown
+from ._prefix import PrefixTable, is_prefix_unknown, route_of
 
 __all__ = ["Call", "run", "run_many", "arun", "arun_many", "prompt_plan", "simple_plan", "MAX_BATCH"]
 
@@ -54,7 +54,7 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         p["messages"] = list(messages)
         if tools is not None:
             p["tools"] = tools
-        return (yield Call(method, p, conversation_key(messages, tools)))
+        return (yield Call(method, p, route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
         result = yield Call(method, plan.params(extra), plan.route)

@@ -118,6 +118,15 @@ def conversation_key(messages: Sequence[Any], tools: Any = None) -> str:
     return _route_key(fingerprints(messages[:n]), None if tools is None else fingerprint(tools))
 
 
+def route_of(messages: Any, tools: Any = None) -> Optional[str]:
+    """`conversation_key`, or None for input that is not a list of messages (the server answers
+    that request with its coded error; routing never raises first)."""
+    try:
+        return conversation_key(messages, tools)
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return None
+
+
 class _Conversation:
     __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys")
 

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ._discovery import find_command
 from ._errors import DeltatokError, error_from_record
 from ._ops import PlanGen, arun, arun_many, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, conversation_key
+from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._tokenizer import DeltatokTokenizer, engine_args, split_options
 from ._transport import HttpTransport
 
@@ -63,7 +63,7 @@ class _AsyncBase:
 
     async def tokenize_rollout(self, messages: Sequence[dict], tools: Any = None, **options: Any) -> Dict[str, Any]:
         from ._client import rollout_params
-        return await self.acall("tokenize_rollout", rollout_params(messages, tools, **options), conversation_key(messages, tools))
+        return await self.acall("tokenize_rollout", rollout_params(messages, tools, **options), route_of(messages, tools))
 
     async def count_message(self, message: dict, **options: Any) -> int:
         p: Dict[str, Any] = {"message": message}
