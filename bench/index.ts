@@ -51,6 +51,11 @@
  *   --warm N                  python: conversations run first, untimed (default 20)
  *   --rounds N                python: rounds, each the library then Python (default 1)
  *   --python PATH             python: the interpreter (default python3)
+ *   --suite cluster           issue 15: the Python client's count_prompt into one instance, then
+ *                             through nginx over --instances (3) instances, then with the one holding
+ *                             the conversation in progress killed a third through: reuse and wrong counts
+ *   --instances N             cluster: instances behind nginx (default 3)
+ *   --interleave W            cluster: conversations in progress at once, turns round-robin (default 1)
  *   --suite rollout           tokenizeRollout with sampled ids = canonical completions vs the ISL
  *                             replay of the same corpus, each run in a fresh process, alternating
  *                             rounds (--rounds, default 3); corpora: tau-bench airline and
@@ -80,6 +85,7 @@ import { drainBench } from "./drain.js";
 import { rolloutBench, rolloutChild, type RolloutChildMode } from "./rollout.js";
 import { workerMemoryBench } from "./worker-memory.js";
 import { pythonBench } from "./python.js";
+import { clusterBench } from "./cluster.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -151,6 +157,8 @@ async function main(): Promise<void> {
       workloads: { type: "string" },
       warm: { type: "string" },
       python: { type: "string" },
+      instances: { type: "string" },
+      interleave: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -240,6 +248,10 @@ async function main(): Promise<void> {
         rounds: Number(v.rounds ?? 1),
         python: v.python ?? "python3",
       });
+      break;
+    case "cluster":
+      result = await clusterBench({ corpus, engine, instances: v.instances === undefined ? 3 : positiveInt(v.instances, "--instances"), python: v.python ?? "python3",
+        interleave: v.interleave === undefined ? 1 : positiveInt(v.interleave, "--interleave") });
       break;
     case "rollout": {
       const top50 = SHARED_DIR + "minisweagent-gemini-3-pro-swebench-verified-top50.jsonl";

@@ -19,6 +19,7 @@ from ._client import DeltatokClient, DeltatokHttpClient
 from ._discovery import find_command
 from ._errors import DeltatokError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError
 from ._shape import AddedToken, BatchEncoding
+from ._prefix import conversation_key
 from ._tokenizer import AutoTokenizer, DeltatokTokenizer
 from .binary import read_rollouts, read_tokens, training_arrays
 
@@ -36,6 +37,7 @@ __all__ = [
     "DeltatokLoadError",
     "DeltatokNotFoundError",
     "find_command",
+    "conversation_key",
     "read_tokens",
     "read_rollouts",
     "training_arrays",

@@ -13,10 +13,12 @@ error; input errors are DeltatokInputError, a ValueError. Clients are thread-saf
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ops import PlanGen, prompt_plan, run, run_many, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable
+from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._transport import HttpTransport, StdioTransport, Transport
 
 __all__ = ["DeltatokClient", "DeltatokHttpClient", "ClientBase", "PromptRequest"]
@@ -60,23 +62,38 @@ def rollout_params(messages: Sequence[Any], tools: Any = None, documents: Any = 
 class ClientBase:
     """The methods, over any transport; `incremental=False` sends every prompt whole."""
 
+    #: Threads that send one round's groups when batches are split by routing key.
+    MAX_PARALLEL = 16
+
     def __init__(self, transport: Transport, incremental: bool = True, max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
-                 max_bytes: int = DEFAULT_MAX_BYTES):
+                 max_bytes: int = DEFAULT_MAX_BYTES, split_batches: bool = False):
         self.transport = transport
         self.prefixes: Optional[PrefixTable] = PrefixTable(max_conversations, max_bytes) if incremental else None
+        self.split_batches = split_batches
+        self._executor: Optional[ThreadPoolExecutor] = None
+        self._executor_lock = threading.Lock()
 
     # ---- plumbing ---------------------------------------------------------------------------
 
-    def call(self, method: str, params: Dict[str, Any]) -> Any:
-        """One raw sidecar call (no prefix handling)."""
-        return self.transport.call(method, params)
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
+        """One raw sidecar call (no prefix handling); `route`: a routing key for a router."""
+        return self.transport.call(method, params, route)
 
     def run(self, plan: PlanGen) -> Any:
         return run(self.transport.call, plan)
 
     def run_many(self, plans: List[PlanGen]) -> List[Any]:
-        """Plans in one round trip per round; each outcome is an answer or an exception."""
-        return run_many(self.transport.call, plans)
+        """Plans in one round trip per round (split by routing key, the groups sent concurrently,
+        with `split_batches`); each outcome is an answer or an exception."""
+        return run_many(self.transport.call, plans, self._split_executor())
+
+    def _split_executor(self) -> Optional[ThreadPoolExecutor]:
+        if not self.split_batches:
+            return None
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self.MAX_PARALLEL, thread_name_prefix="deltatok-route")
+            return self._executor
 
     def prompt_plan(self, method: str, messages: Sequence[Any], tools: Any = None, **options: Any) -> PlanGen:
         extra = prompt_options(**options)
@@ -119,7 +136,8 @@ class ClientBase:
         "drift"}; assistant messages may carry "sampled_ids" and "sampled_logprobs". One request with
         the whole conversation (the server reuses what it cached for its prompts).
         `deltatok.binary.training_arrays(seq)` turns a sequence into arrays."""
-        return self.call("tokenize_rollout", rollout_params(messages, tools, documents, chat_template, chat_template_kwargs, parse_tool_arguments))
+        return self.call("tokenize_rollout", rollout_params(messages, tools, documents, chat_template, chat_template_kwargs, parse_tool_arguments),
+                         route_of(messages, tools))
 
     def render_prompt(self, messages: Sequence[dict], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                       chat_template_kwargs: Optional[Mapping[str, Any]] = None, add_generation_prompt: Optional[bool] = None,
@@ -198,7 +216,14 @@ class ClientBase:
         return self.call("health", {})
 
     def close(self) -> int:
+        self._close_executor()
         return self.transport.close()
+
+    def _close_executor(self) -> None:
+        with self._executor_lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
 
     def __enter__(self) -> "ClientBase":
         return self
@@ -219,6 +244,7 @@ class DeltatokClient(ClientBase):
 
     def close(self, timeout: float = 30.0) -> int:  # type: ignore[override]
         """Closes stdin (deltatok answers what is in flight, then exits) and waits for the process."""
+        self._close_executor()
         return self.transport.close(timeout)  # type: ignore[call-arg]
 
     def __enter__(self) -> "DeltatokClient":
@@ -227,11 +253,15 @@ class DeltatokClient(ClientBase):
 
 class DeltatokHttpClient(ClientBase):
     """Talks to `deltatok serve --port N` over HTTP (POST /rpc). `token`: the server's bearer token
-    (default `$DELTATOK_TOKEN`)."""
+    (default `$DELTATOK_TOKEN`). Every call of a conversation carries its routing key
+    (X-Deltatok-Conversation); `split_batches=True` when the URL is a router over several
+    instances (deploy/nginx): a batch round is split by key and the groups sent concurrently, so
+    each conversation reaches its own instance (else the batch goes whole to its first
+    conversation's instance)."""
 
     def __init__(self, base_url: str, timeout: float = 300.0, token: Optional[str] = None, incremental: bool = True,
-                 max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES):
-        super().__init__(HttpTransport(base_url, token=token, timeout=timeout), incremental, max_conversations, max_bytes)
+                 max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES, split_batches: bool = False):
+        super().__init__(HttpTransport(base_url, token=token, timeout=timeout), incremental, max_conversations, max_bytes, split_batches)
 
     def __enter__(self) -> "DeltatokHttpClient":
         return self

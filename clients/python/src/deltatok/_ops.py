@@ -1,18 +1,27 @@
 """Operations as plans: each request is a generator that yields the calls it needs and returns
 its answer, so one plan serves the blocking client, the asyncio client and batches alike.
 
-A plan yields ``Call(method, params)`` and is sent the result, or thrown the DeltatokError the
-server answered. ``run`` drives one plan over a blocking transport, ``run_many`` drives several
-in lockstep, sending each round's calls as one ``batch`` request (a conversation whose prefix the
-server did not hold is resent in the next round); ``arun``/``arun_many`` do the same over an
-asyncio transport.
+A plan yields ``Call(method, params, route)`` and is sent the result, or thrown the DeltatokError
+the server answered; ``route`` is the conversation's routing key (sent over HTTP as the
+X-Deltatok-Conversation header, None for calls that belong to no conversation). ``run`` drives
+one plan over a blocking transport, ``run_many`` drives several in lockstep, sending each round's
+calls as one ``batch`` request (a conversation whose prefix the server did not hold is resent in
+the next round); ``arun``/``arun_many`` do the same over an asyncio transport.
+
+A batch is one HTTP request, so a router sends all of it to one instance. Unsplit (the default),
+it carries the routing key of its first call: a harness that sends the same conversations
+together on every round (an RL step over its episodes) keeps them all on that instance. Split
+(``split``: behind a router), each round's calls are grouped by key and the groups sent at once,
+each to its conversations' own instance.
 """
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import Executor
 from typing import Any, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 from ._errors import DeltatokError, error_from_record
-from ._prefix import PrefixTable, is_prefix_unknown
+from ._prefix import PrefixTable, is_prefix_unknown, route_of
 
 __all__ = ["Call", "run", "run_many", "arun", "arun_many", "prompt_plan", "simple_plan", "MAX_BATCH"]
 
@@ -21,11 +30,12 @@ MAX_BATCH = 10_000
 
 
 class Call:
-    __slots__ = ("method", "params")
+    __slots__ = ("method", "params", "route")
 
-    def __init__(self, method: str, params: Dict[str, Any]):
+    def __init__(self, method: str, params: Dict[str, Any], route: Optional[str] = None):
         self.method = method
         self.params = params
+        self.route = route
 
 
 PlanGen = Generator[Call, Any, Any]
@@ -44,14 +54,14 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         p["messages"] = list(messages)
         if tools is not None:
             p["tools"] = tools
-        return (yield Call(method, p))
+        return (yield Call(method, p, route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
-        result = yield Call(method, plan.params(extra))
+        result = yield Call(method, plan.params(extra), plan.route)
     except DeltatokError as e:
         if not (is_prefix_unknown(e) and plan.has_prefix):
             raise
-        result = yield Call(method, plan.whole(extra))
+        result = yield Call(method, plan.whole(extra), plan.route)
     return plan.finish(result)
 
 
@@ -64,8 +74,11 @@ def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool,
     return True, call
 
 
-def run(call: Callable[[str, Dict[str, Any]], Any], gen: PlanGen) -> Any:
-    """Drives one plan over a blocking `call(method, params)`."""
+CallFn = Callable[[str, Dict[str, Any], Optional[str]], Any]
+
+
+def run(call: CallFn, gen: PlanGen) -> Any:
+    """Drives one plan over a blocking `call(method, params, route)`."""
     value: Any = None
     exc: Optional[BaseException] = None
     while True:
@@ -74,7 +87,7 @@ def run(call: Callable[[str, Dict[str, Any]], Any], gen: PlanGen) -> Any:
             return out
         value, exc = None, None
         try:
-            value = call(out.method, out.params)
+            value = call(out.method, out.params, out.route)
         except DeltatokError as e:
             exc = e
 
@@ -104,30 +117,56 @@ def _batch_results(raw: Any, n: int) -> List[Tuple[Any, Optional[BaseException]]
     return [(None, error_from_record(r["error"])) if isinstance(r, dict) and "error" in r else (r.get("result") if isinstance(r, dict) else None, None) for r in results]
 
 
-def run_many(call: Callable[[str, Dict[str, Any]], Any], gens: List[PlanGen]) -> List[Outcome]:
+def _groups(calls: Dict[int, Call], split: bool) -> List[Tuple[Optional[str], List[int]]]:
+    """The batch requests of one round: (routing key, call indexes), at most MAX_BATCH calls each.
+    Unsplit: the calls in order under the first call's key. Split: one group per key."""
+    order = list(calls)
+    if not split:
+        route = next((calls[i].route for i in order if calls[i].route is not None), None)
+        by: Dict[Optional[str], List[int]] = {route: order}
+    else:
+        by = {}
+        for i in order:
+            by.setdefault(calls[i].route, []).append(i)
+    return [(route, idx[s:s + MAX_BATCH]) for route, idx in by.items() for s in range(0, len(idx), MAX_BATCH)]
+
+
+def _send_group(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunk: List[int]) -> List[Tuple[Any, Optional[BaseException]]]:
+    try:
+        if len(chunk) == 1:
+            # one call needs no batch envelope
+            c = calls[chunk[0]]
+            return [(call(c.method, c.params, route), None)]
+        raw = call("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}, route)
+        return _batch_results(raw, len(chunk))
+    except DeltatokError as e:
+        return [(None, e)] * len(chunk)
+
+
+def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = None) -> List[Outcome]:
     """Drives plans in lockstep, one `batch` request per round; each outcome is an answer or the
-    exception its plan ended with."""
+    exception its plan ended with. With an `executor`, each round is split by routing key and the
+    groups sent concurrently on it (see the module docstring)."""
     out: List[Outcome] = [None] * len(gens)
     pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
     while pending:
         calls: Dict[int, Call] = {}
         _round(gens, pending, calls, out)
         pending = {}
-        order = list(calls)
-        for start in range(0, len(order), MAX_BATCH):
-            chunk = order[start:start + MAX_BATCH]
-            try:
-                raw = call("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]})
-                answers = _batch_results(raw, len(chunk))
-            except DeltatokError as e:
-                answers = [(None, e)] * len(chunk)
+        groups = _groups(calls, executor is not None)
+        if executor is None or len(groups) == 1:
+            answered = [_send_group(call, calls, route, chunk) for route, chunk in groups]
+        else:
+            futures = [executor.submit(_send_group, call, calls, route, chunk) for route, chunk in groups]
+            answered = [f.result() for f in futures]
+        for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a
     return out
 
 
-async def arun(acall: Callable[[str, Dict[str, Any]], Awaitable[Any]], gen: PlanGen) -> Any:
-    """Drives one plan over an async `acall(method, params)`."""
+async def arun(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gen: PlanGen) -> Any:
+    """Drives one plan over an async `acall(method, params, route)`."""
     value: Any = None
     exc: Optional[BaseException] = None
     while True:
@@ -136,26 +175,33 @@ async def arun(acall: Callable[[str, Dict[str, Any]], Awaitable[Any]], gen: Plan
             return out
         value, exc = None, None
         try:
-            value = await acall(out.method, out.params)
+            value = await acall(out.method, out.params, out.route)
         except DeltatokError as e:
             exc = e
 
 
-async def arun_many(acall: Callable[[str, Dict[str, Any]], Awaitable[Any]], gens: List[PlanGen]) -> List[Outcome]:
+async def _asend_group(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], calls: Dict[int, Call], route: Optional[str],
+                       chunk: List[int]) -> List[Tuple[Any, Optional[BaseException]]]:
+    try:
+        if len(chunk) == 1:
+            c = calls[chunk[0]]
+            return [(await acall(c.method, c.params, route), None)]
+        raw = await acall("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}, route)
+        return _batch_results(raw, len(chunk))
+    except DeltatokError as e:
+        return [(None, e)] * len(chunk)
+
+
+async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gens: List[PlanGen], split: bool = False) -> List[Outcome]:
     out: List[Outcome] = [None] * len(gens)
     pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
     while pending:
         calls: Dict[int, Call] = {}
         _round(gens, pending, calls, out)
         pending = {}
-        order = list(calls)
-        for start in range(0, len(order), MAX_BATCH):
-            chunk = order[start:start + MAX_BATCH]
-            try:
-                raw = await acall("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]})
-                answers = _batch_results(raw, len(chunk))
-            except DeltatokError as e:
-                answers = [(None, e)] * len(chunk)
+        groups = _groups(calls, split)
+        answered = await asyncio.gather(*[_asend_group(acall, calls, route, chunk) for route, chunk in groups])
+        for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a
     return out

@@ -21,6 +21,16 @@ When the server does not hold the referenced state (a restart, eviction, another
 a load balancer, requests overtaking each other), it answers DT_PREFIX_UNKNOWN and the request is
 resent whole; both paths are counted (``stats()``).
 
+Behind a router (nginx ``hash $http_x_deltatok_conversation consistent``, deploy/nginx/), each
+conversation carries a routing key (``Plan.route``, sent as the ``X-Deltatok-Conversation``
+header): a hash of its tools and leading messages — every message up to and including the first
+that is not a system/developer message, as the pool chooses a worker — taken when the
+conversation starts here and kept for its life, so all its turns reach the instance that holds
+its state. The same leading messages give the same key in any client and process (a client that
+restarted or forgot the conversation still reaches the instance whose engine cache holds it;
+samples of one prompt meet on one instance), while conversations that only share a system
+prompt spread.
+
 For encode requests the table also keeps the ids answered for each conversation's latest state,
 and asks the server for the ids after the common prefix only (``ids_delta``; the server compares
 the ids themselves), so a long conversation's ids cross the pipe once.
@@ -31,6 +41,7 @@ Bounded: at most ``max_conversations`` conversations and ``max_bytes`` of finger
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import json
 import marshal
@@ -43,7 +54,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._errors import PREFIX_UNKNOWN, DeltatokError
 
-__all__ = ["PrefixTable", "Plan", "fingerprint"]
+__all__ = ["PrefixTable", "Plan", "fingerprint", "conversation_key", "ROUTE_HEADER"]
+
+#: The HTTP header that carries a request's routing key (deploy/nginx/deltatok.conf hashes it).
+ROUTE_HEADER = "X-Deltatok-Conversation"
+#: Roles that lead a conversation and are shared by many (src/pool/skim.ts LEADING_ROLES).
+_LEADING_ROLES = ("system", "developer")
 
 DEFAULT_MAX_CONVERSATIONS = 4096
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -77,11 +93,46 @@ def fingerprint(value: Any) -> bytes:
         return b"\x00" + json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-class _Conversation:
-    __slots__ = ("cid", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys")
+def _leading(messages: Sequence[Any]) -> int:
+    """How many messages name a conversation: up to and including the first whose role is not
+    system/developer (all of them when every one is)."""
+    for i, m in enumerate(messages):
+        if not (isinstance(m, dict) and m.get("role") in _LEADING_ROLES):
+            return i + 1
+    return len(messages)
 
-    def __init__(self, cid: str):
+
+def _route_key(lead_fps: Sequence[bytes], tools_fp: Optional[bytes]) -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for fp in ([b"" if tools_fp is None else b"t" + tools_fp] + list(lead_fps)):
+        h.update(len(fp).to_bytes(8, "little"))
+        h.update(fp)
+    return h.hexdigest()
+
+
+def conversation_key(messages: Sequence[Any], tools: Any = None) -> str:
+    """The routing key of a conversation (16 hex digits): a hash of its tools and leading messages,
+    the same for every turn of it and in every process of one Python version (marshal version 2
+    has not changed across Python 3 releases; a key that differs would cost reuse, never a count)."""
+    n = _leading(messages)
+    return _route_key(fingerprints(messages[:n]), None if tools is None else fingerprint(tools))
+
+
+def route_of(messages: Any, tools: Any = None) -> Optional[str]:
+    """`conversation_key`, or None for input that is not a list of messages (the server answers
+    that request with its coded error; routing never raises first)."""
+    try:
+        return conversation_key(messages, tools)
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return None
+
+
+class _Conversation:
+    __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys")
+
+    def __init__(self, cid: str, route: str):
         self.cid = cid
+        self.route = route
         self.state = 0
         self.fps: List[bytes] = []
         self.tools_fp: Optional[bytes] = None
@@ -109,6 +160,11 @@ class Plan:
         self._base_ids = base_ids
         self._want_ids = want_ids
         self.resent = False
+
+    @property
+    def route(self) -> str:
+        """The conversation's routing key (the X-Deltatok-Conversation header)."""
+        return self._conv.route
 
     @property
     def has_prefix(self) -> bool:
@@ -209,11 +265,14 @@ class PrefixTable:
             h = hash((h, fp))
             chain.append(h)
         n = len(fps)
+        # a conversation is continued only by a request with its leading messages, so its routing
+        # key never changes (two conversations that share just a system prompt stay apart)
+        lead = _leading(messages)
         with self._lock:
             self.requests += 1
             conv: Optional[_Conversation] = None
             k = 0
-            for j in range(n, 0, -1):
+            for j in range(n, max(lead, 1) - 1, -1):
                 key = chain[j - 1]
                 cid = self._full.get(key)
                 if cid is not None:
@@ -231,7 +290,7 @@ class PrefixTable:
                         break
             state = next(self._states)
             if conv is None:
-                conv = _Conversation("%s-%d" % (self._namespace, next(self._conv_ids)))
+                conv = _Conversation("%s-%d" % (self._namespace, next(self._conv_ids)), _route_key(fps[:lead], tools_fp))
                 self._convs[conv.cid] = conv
                 self.new_conversations += 1
                 prefix_state, omit_tools, base = 0, False, None

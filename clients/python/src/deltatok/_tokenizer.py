@@ -31,7 +31,7 @@ SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token"
 
 #: from_pretrained options of deltatok itself (the rest are transformers' and are checked).
 DELTATOK_OPTIONS = ("date", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
-                    "timeout", "incremental", "max_conversations", "max_bytes", "client", "chat_template_kwargs", "parse_tool_arguments")
+                    "timeout", "incremental", "max_conversations", "max_bytes", "split_batches", "client", "chat_template_kwargs", "parse_tool_arguments")
 #: transformers options that change nothing here (nothing is downloaded, no remote code runs).
 _ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token", "_from_auto", "_commit_hash", "resume_download",
              "proxies", "legacy", "use_fast")
@@ -510,7 +510,7 @@ def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) 
     mb = dt.get("max_bytes", DEFAULT_MAX_BYTES)
     if dt.get("url"):
         return DeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"), incremental=incremental,
-                                  max_conversations=mc, max_bytes=mb), True
+                                  max_conversations=mc, max_bytes=mb, split_batches=bool(dt.get("split_batches", False))), True
     env = dt.get("env")
     if env_add:
         env = dict(os.environ if env is None else env, **env_add)
@@ -532,7 +532,8 @@ class AutoTokenizer:
         `workers`, `cache_mb`, `max_prompt_chars`, `renderer`, `serve_args` (more `deltatok serve`
         flags), `command`/`env` (how to run the CLI), `url` + `server_token` (a running
         `deltatok serve --port`, instead of a child process), `timeout`, `incremental`,
-        `max_conversations`/`max_bytes` (the prefix table's bound), `client` (share one),
+        `max_conversations`/`max_bytes` (the prefix table's bound), `split_batches` (with `url`:
+        the URL is a router over several instances, deploy/nginx), `client` (share one),
         `chat_template_kwargs` and `parse_tool_arguments` (defaults for every request)."""
         dt, overrides, env_add = split_options(pretrained_model_name_or_path, init_inputs, kwargs)
         client, owns = make_client(pretrained_model_name_or_path, dt, env_add)

@@ -5,7 +5,8 @@ error deltatok answered). Over stdio, many threads may keep requests in flight o
 thread that finds no reader reads for everyone (so a single-threaded caller reads its own answer
 with no thread switch), handing each answer to its waiter by id. Over HTTP, each thread keeps
 one keep-alive connection; a connection the server closed (idle timeout, restart) is reopened
-once before the call fails.
+once before the call fails, and a call that belongs to a conversation carries its routing key as
+the ``X-Deltatok-Conversation`` header (a router such as deploy/nginx/deltatok.conf hashes it).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
 from ._errors import DeltatokError, error_from_record
+from ._prefix import ROUTE_HEADER
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport"]
 
@@ -30,7 +32,8 @@ __all__ = ["StdioTransport", "HttpTransport", "Transport"]
 class Transport:
     """What the clients need from a transport."""
 
-    def call(self, method: str, params: Dict[str, Any]) -> Any:  # pragma: no cover - interface
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
+        """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio)."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
@@ -87,7 +90,7 @@ class StdioTransport(Transport):
     def pid(self) -> int:
         return self._proc.pid
 
-    def call(self, method: str, params: Dict[str, Any]) -> Any:
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
         rid = next(self._ids)
         line = _envelope(rid, method, params)
         with self._cv:
@@ -233,12 +236,16 @@ class HttpTransport(Transport):
                 self._all.discard(c)
         self._local.conn = None
 
-    def call(self, method: str, params: Dict[str, Any]) -> Any:
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
         body = _envelope(next(self._ids), method, params)
+        headers = self._headers
+        if route is not None:
+            headers = dict(headers)
+            headers[ROUTE_HEADER] = route
         for attempt in (0, 1):
             conn = self._connection()
             try:
-                conn.request("POST", self._path, body, self._headers)
+                conn.request("POST", self._path, body, headers)
                 r = conn.getresponse()
                 data = r.read()
                 if (r.getheader("connection") or "").lower() == "close":
@@ -255,7 +262,10 @@ class HttpTransport(Transport):
         try:
             resp = json.loads(data) if data else {}
         except ValueError:
-            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url))
+            if r.status in (502, 503, 504):
+                # a proxy's own answer (deploy/nginx): no instance behind it answered
+                raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
+            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
         if isinstance(resp, dict) and "error" in resp:
             raise error_from_record(resp["error"])
         if not isinstance(resp, dict) or "result" not in resp:

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ._discovery import find_command
 from ._errors import DeltatokError, error_from_record
 from ._ops import PlanGen, arun, arun_many, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable
+from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._tokenizer import DeltatokTokenizer, engine_args, split_options
 from ._transport import HttpTransport
 
@@ -32,18 +32,20 @@ _LINE_LIMIT = 512 * 1024 * 1024
 
 
 class _AsyncBase:
-    """The sidecar methods as coroutines over an `acall(method, params)`."""
+    """The sidecar methods as coroutines over an `acall(method, params, route)`."""
 
     prefixes: Optional[PrefixTable]
+    #: Split batches by routing key (HTTP behind a router; see _ops).
+    split_batches = False
 
-    async def acall(self, method: str, params: Dict[str, Any]) -> Any:  # pragma: no cover - interface
+    async def acall(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
     async def run(self, plan: PlanGen) -> Any:
         return await arun(self.acall, plan)
 
     async def run_many(self, plans: List[PlanGen]) -> List[Any]:
-        return await arun_many(self.acall, plans)
+        return await arun_many(self.acall, plans, self.split_batches)
 
     def _plan(self, method: str, messages: Sequence[Any], tools: Any, **options: Any) -> PlanGen:
         from ._client import prompt_options
@@ -61,7 +63,7 @@ class _AsyncBase:
 
     async def tokenize_rollout(self, messages: Sequence[dict], tools: Any = None, **options: Any) -> Dict[str, Any]:
         from ._client import rollout_params
-        return await self.acall("tokenize_rollout", rollout_params(messages, tools, **options))
+        return await self.acall("tokenize_rollout", rollout_params(messages, tools, **options), route_of(messages, tools))
 
     async def count_message(self, message: dict, **options: Any) -> int:
         p: Dict[str, Any] = {"message": message}
@@ -137,7 +139,7 @@ class AsyncDeltatokClient(_AsyncBase):
                 if not f.done():
                     f.set_exception(DeltatokError("DT_CLOSED", "deltatok serve (%s) exited without answering; its stderr says why" % " ".join(self.command)))
 
-    async def acall(self, method: str, params: Dict[str, Any]) -> Any:
+    async def acall(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
         if self._closed or self._failure is not None or self._proc is None or self._proc.stdin is None:
             raise DeltatokError("DT_CLOSED", "the client is closed" if self._closed else "deltatok serve is not running")
         rid = next(self._ids)
@@ -180,15 +182,17 @@ class AsyncDeltatokClient(_AsyncBase):
 
 class AsyncDeltatokHttpClient(_AsyncBase):
     """`deltatok serve --port N` from asyncio: each call runs the blocking HTTP transport in the
-    loop's default executor (the standard library has no asyncio HTTP client)."""
+    loop's default executor (the standard library has no asyncio HTTP client). `split_batches`:
+    the URL is a router (deploy/nginx): each batch round is split by routing key."""
 
     def __init__(self, base_url: str, timeout: float = 300.0, token: Optional[str] = None, incremental: bool = True,
-                 max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES):
+                 max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES, split_batches: bool = False):
         self._transport = HttpTransport(base_url, token=token, timeout=timeout)
         self.prefixes = PrefixTable(max_conversations, max_bytes) if incremental else None
+        self.split_batches = split_batches
 
-    async def acall(self, method: str, params: Dict[str, Any]) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, self._transport.call, method, params)
+    async def acall(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, self._transport.call, method, params, route)
 
     async def aclose(self) -> int:
         return self._transport.close()
@@ -287,7 +291,7 @@ class AsyncAutoTokenizer:
             client = AsyncDeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"),
                                              incremental=dt.get("incremental", True),
                                              max_conversations=dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS),
-                                             max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES))
+                                             max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES), split_batches=bool(dt.get("split_batches", False)))
         else:
             env = dt.get("env")
             if env_add:
