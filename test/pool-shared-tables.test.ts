@@ -1,7 +1,8 @@
 /**
- * A pool's workers attach to tokenizer tables the main thread shared (src/pool/tables.ts):
- * they answer exactly as workers that load their own tokenizer; a replacement worker attaches
- * after the main thread dropped its tokenizer and collected it; workers that die (process.exit,
+ * A pool's workers attach to tokenizer tables built once for them (src/pool/tables.ts): they
+ * answer exactly as workers that load their own tokenizer; a replacement worker attaches after
+ * the thread that built the tables exited and the main thread dropped its tokenizer and
+ * collected it; workers that die (process.exit,
  * out of memory) leave the tables byte-for-byte as they were and the others' answers unchanged;
  * a tokenizer the tables cannot describe is loaded per worker with a warning, never silently.
  */
@@ -15,7 +16,7 @@ import { runInNewContext } from "node:vm";
 import { setFlagsFromString } from "node:v8";
 import { DeltatokPool } from "../src/pool/pool.js";
 import type { WireItem, WireResult } from "../src/pool/protocol.js";
-import { clearTokenizerCache, loadTokenizer, shareTokenizer, type SharedTokenizer } from "../src/load/index.js";
+import { clearTokenizerCache, loadTokenizer, type SharedTokenizer } from "../src/load/index.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
 const engine = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
@@ -74,13 +75,13 @@ test("workers on shared tables answer as workers that load their own tokenizer",
   }
 });
 
-test("a replacement worker attaches after the main thread dropped and collected its tokenizer", async () => {
+test("a replacement worker attaches after the building thread exited and the main thread dropped and collected its tokenizer", async () => {
   clearTokenizerCache();
-  await loadTokenizer("qwen3"); // the main thread's own copy: the pool shares from it
+  await loadTokenizer("qwen3"); // a main-thread copy, dropped below
   const pool = await DeltatokPool.create({ engine, workers: 2 });
   try {
     const want = await run(pool, 0);
-    clearTokenizerCache(); // nothing in this thread holds the tokenizer now
+    clearTokenizerCache(); // nothing in this thread holds a tokenizer now; the builder thread is gone
     gc();
     gc();
     await pool.killWorker(0);
@@ -93,13 +94,12 @@ test("a replacement worker attaches after the main thread dropped and collected 
 });
 
 test("workers that exit or run out of memory leave the tables unchanged and the other workers exact", async () => {
-  clearTokenizerCache();
-  await loadTokenizer("qwen3");
-  const shared = await shareTokenizer("qwen3"); // the object the pool will share: same core, same buffers
-  const before = checksum(shared);
   const EXIT = "__exit now__";
   const OOM = "__oom now__";
   const pool = await DeltatokPool.create({ engine, workers: 2, testFaults: { exitText: EXIT, oomMarker: OOM }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+  const shared = pool.sharedTokenizer;
+  assert.ok(shared !== null);
+  const before = checksum(shared);
   try {
     assert.equal(pool.tables.bytes, [shared.tables.chars, shared.tables.starts, shared.tables.present, shared.tables.inModel, shared.tables.tokenSlots, shared.tables.mergeSlots, shared.tables.merged].reduce((s, b) => s + b.byteLength, 0));
     const want = await run(pool, 1);

@@ -31,6 +31,7 @@ import type { DeltatokStats } from "../api/deltatok.js";
 import { parseDate } from "../load/date.js";
 import { detectCpus, type CpuInfo } from "./cpus.js";
 import { tablesForWorkers, type WorkerTables } from "./tables.js";
+import type { SharedTokenizer } from "../load/index.js";
 import type { TestFaults, WireItem, WireResult, WorkerData, WorkerHeap, WorkerInfo, WorkerReply, WorkerTask } from "./protocol.js";
 
 /** Options of {@link DeltatokPool.create}. */
@@ -79,9 +80,9 @@ export interface PoolOptions {
   /** Called as each worker finishes loading and warming up (startup progress). */
   onWorkerReady?: (p: StartupProgress) => void;
   /**
-   * Build the tokenizer's BPE tables once, in this thread, and let every worker attach to them
-   * (SharedArrayBuffers) instead of loading its own copy: a worker then costs ~25 MB instead of
-   * ~135 MB (DESIGN.md, "Worker memory: shared tables"). A tokenizer the tables cannot describe
+   * Build the tokenizer's BPE tables once (in a short-lived thread) and let every worker attach
+   * to them (SharedArrayBuffers) instead of loading its own copy: a worker then costs ~30 MB
+   * instead of ~135 MB (DESIGN.md, "Worker memory: shared tables"). A tokenizer the tables cannot describe
    * is loaded per worker, with a `DELTATOK_TABLES_UNSHARED` warning. False: every worker loads
    * its own, as before.
    * @defaultValue true
@@ -414,6 +415,11 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
   get tables(): { shared: boolean; bytes: number; unshared?: string } {
     const t = this.#tables;
     return t.unshared === undefined ? { shared: t.shared !== null, bytes: t.bytes } : { shared: false, bytes: 0, unshared: t.unshared };
+  }
+
+  /** @internal The tables the workers attach to (tests), or null. */
+  get sharedTokenizer(): SharedTokenizer | null {
+    return this.#tables.shared;
   }
 
   /** What each worker reported when it started (thread ids, pinning, load time). */

@@ -70,7 +70,7 @@ export interface WorkerData {
   /** CPU to pin this worker's thread to, or null. */
   cpu: number | null;
   faults: TestFaults | null;
-  /** Tokenizer tables shared by the main thread (src/pool/tables.ts), or null: load your own. */
+  /** Tokenizer tables the pool built once for its workers (src/pool/tables.ts), or null: load your own. */
   shared: SharedTokenizer | null;
 }
 
@@ -91,7 +91,7 @@ export interface WorkerInfo {
   loadMs: number;
   /** Milliseconds of the warm-up (a short text and a tiny prompt). */
   warmupMs: number;
-  /** "shared": attached to the main thread's tables; "own": loaded tokenizer.json itself. */
+  /** "shared": attached to the pool's shared tables; "own": loaded tokenizer.json itself. */
   tables: "shared" | "own";
 }
 

@@ -1,7 +1,7 @@
 /**
  * The piscina worker module: one Deltatok per worker thread, created when the module loads
  * (so all workers of a pool load in parallel), then a task handler. The tokenizer comes from
- * the tables the pool's main thread shared (`workerData.shared`, src/pool/tables.ts) when there
+ * the tables the pool shared (`workerData.shared`, src/pool/tables.ts) when there
  * are some, else from tokenizer.json.
  *
  * Loading never throws out of this module: a failure is kept and reported as the answer to
