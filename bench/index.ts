@@ -66,6 +66,15 @@
  *   --limits 512,768,1024,0   worker-memory: old-generation limits in MB (0: the default)
  *   --workloads big,fill,fill+big   worker-memory: what each worker runs
  *
+ *   --suite per-worker        issue 15: process RSS and each worker's heap after startup and peak RSS
+ *                             over a corpus replay, for each worker count, with the tokenizer tables
+ *                             shared and per worker (each in its own child process); the per-worker
+ *                             slope and the 64/144-worker projection; then encode speed of the
+ *                             shared-table tokenizer vs the per-thread one, alternating rounds
+ *   --workers 0,1,2,4,8       per-worker: worker counts (0: in-process)
+ *   --rounds N                per-worker: encode rounds, the first counted apart (default 7)
+ *   --skip speed|memory       per-worker: leave out the speed or the memory part
+ *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain;
  *                             default: the pool's, src/pool/pool.ts defaultWorkerHeapMb)
  *   --cache-mb N              engine cache bound per engine (default 256)
@@ -86,6 +95,7 @@ import { rolloutBench, rolloutChild, type RolloutChildMode } from "./rollout.js"
 import { workerMemoryBench } from "./worker-memory.js";
 import { pythonBench } from "./python.js";
 import { clusterBench } from "./cluster.js";
+import { perWorkerBench, perWorkerChild } from "./per-worker.js";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -159,6 +169,7 @@ async function main(): Promise<void> {
       python: { type: "string" },
       instances: { type: "string" },
       interleave: { type: "string" },
+      tables: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -225,6 +236,16 @@ async function main(): Promise<void> {
         workloads: (v.workloads ?? "big,fill,fill+big").split(","),
       });
       break;
+    case "per-worker": {
+      const counts = (v.workers ?? "0,1,2,4,8").split(",").map(Number);
+      if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
+      const args = [...childArgs("per-worker-child", v).filter((_a, i, all) => all[i] !== "--corpus" && all[i - 1] !== "--corpus"), "--corpus", corpus];
+      result = await perWorkerBench({ corpus, engine, workerCounts: counts, childArgs: args, rounds: Number(v.rounds ?? 7), skipSpeed: (v.skip ?? "").split(",").includes("speed"), skipMemory: (v.skip ?? "").split(",").includes("memory") });
+      break;
+    }
+    case "per-worker-child":
+      process.stdout.write(JSON.stringify(await perWorkerChild({ corpus, engine, workers: Number(v.workers), share: v.tables !== "own" })));
+      return;
     case "render":
       result = await renderBench({ corpus, template: v.template, tokenizer: v.tokenizer, rounds: Number(v.rounds ?? 5) });
       break;

@@ -8,7 +8,7 @@
  * ```
  */
 import { DeltatokError, toDeltatokError } from "../errors.js";
-import { loadTokenizer, selectTemplate, shownFile, type LoadedTokenizer } from "../load/index.js";
+import { loadTokenizer, loadTokenizerWith, selectTemplate, shownFile, type LoadedTokenizer, type SharedTokenizer } from "../load/index.js";
 import { naiveNow, parseDate } from "../load/date.js";
 import { createRenderer, type ChatRenderer, type MarkedRender, type PreviousRender, type RenderWork } from "../render/renderer.js";
 import { OffsetMapper } from "../tokenize/offsets.js";
@@ -103,15 +103,22 @@ export class Deltatok {
     this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes });
   }
 
-  /** Loads the tokenizer and templates. Rejects with a coded DeltatokError. */
-  static async create(options: DeltatokOptions = {}): Promise<Deltatok> {
+  /**
+   * Loads the tokenizer and templates. Rejects with a coded DeltatokError.
+   * @param internal `sharedTokenizer`: @internal tables shared by a pool's main thread
+   *   (src/load/shared-core.ts), used instead of reading tokenizer.json.
+   */
+  static async create(options: DeltatokOptions = {}, internal: { sharedTokenizer?: SharedTokenizer } = {}): Promise<Deltatok> {
     try {
       const opts = resolveOptions(options, parseDate);
       await initHasher();
       const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
       if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
       if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
-      const loaded = await loadTokenizer(opts.tokenizer, loadOpts);
+      const loaded =
+        internal.sharedTokenizer === undefined
+          ? await loadTokenizer(opts.tokenizer, loadOpts)
+          : await loadTokenizerWith(opts.tokenizer, loadOpts, undefined, internal.sharedTokenizer);
       const dt = new Deltatok(opts, loaded);
       dt.#compileDefault();
       return dt;

@@ -8,7 +8,9 @@
 export { BUNDLED_TOKENIZERS } from "./bundled.js";
 export { parseDate } from "./date.js";
 export { hubCacheDir } from "./hub-cache.js";
-export { clearTokenizerCache, loadTokenizer, MAX_CACHED_TOKENIZERS } from "./load.js";
+export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer } from "./load.js";
+export { BpeTablesUnsupported, bpeTablesBytes } from "./bpe-tables.js";
+export type { SharedTokenizer } from "./shared-core.js";
 export { selectTemplate } from "./select.js";
 export { shownFile, tokenizerLabel } from "./display.js";
 export type {

@@ -18,8 +18,6 @@
 import { realpath, readdir, stat } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 
-import type { Tokenizer } from "@huggingface/tokenizers";
-
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { ModuleResolver } from "./bundled.js";
 import { installExactPatterns } from "./exact-patterns.js";
@@ -39,7 +37,8 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import type { LoadedTokenizer, LoadOptions, PatternReport, TokenizerJson, TokenizerOrigin } from "./types.js";
+import { coreFromShared, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
+import type { LoadedTokenizer, LoadOptions, TokenizerOrigin } from "./types.js";
 import { withoutInstallPaths } from "./display.js";
 
 const TOKENIZER_FILE = "tokenizer.json";
@@ -50,17 +49,6 @@ const SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json";
 export const MAX_CACHED_TOKENIZERS = 8;
 /** At most this many LoadedTokenizer objects (spec × override combinations) stay cached. */
 const MAX_CACHED_LOADS = 32;
-
-/** The heavy, template-independent part of a load. */
-interface Core {
-  readonly id: string;
-  readonly tokenizer: Tokenizer;
-  readonly tokenizerJson: TokenizerJson;
-  readonly patterns: PatternReport;
-  readonly config: Readonly<Record<string, unknown>>;
-  readonly specialTokens: Readonly<Record<string, string | string[]>>;
-  readonly configTemplates: TemplateSet;
-}
 
 interface Entry<T> {
   readonly stamp: string;
@@ -101,6 +89,12 @@ class PromiseCache<T> {
       if (this.#map.get(key) === entry) this.#map.delete(key);
     });
     return promise;
+  }
+
+  /** The entry's promise when `key` is cached with `stamp`, without touching the order. */
+  peek(key: string, stamp: string): Promise<T> | undefined {
+    const hit = this.#map.get(key);
+    return hit !== undefined && hit.stamp === stamp ? hit.promise : undefined;
   }
 
   dropGroup(group: string): void {
@@ -212,7 +206,8 @@ async function loadCore(dir: string): Promise<Core> {
   const configTemplates = templatesFromValue(config["chat_template"], configFile, "DT_TOKENIZER_INVALID");
 
   const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
-  const tokenizer = buildTokenizer(tokenizerJson, configForRuntime(config, resolved), tokenizerFile);
+  const runtimeConfig = configForRuntime(config, resolved);
+  const tokenizer = buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
   // Oniguruma's semantics for every pattern of the pipeline (DESIGN.md, "What 'exact' means")
   const patterns = installExactPatterns(tokenizer, tokenizerJson);
   if (!patterns.exact) {
@@ -226,9 +221,11 @@ async function loadCore(dir: string): Promise<Core> {
 
   return Object.freeze({
     id,
+    file: tokenizerFile,
     tokenizer,
     tokenizerJson,
     patterns,
+    runtimeConfig,
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
@@ -259,6 +256,7 @@ export async function loadTokenizerWith(
   spec: string,
   options: LoadOptions | undefined,
   resolver: ModuleResolver | undefined,
+  shared?: SharedTokenizer,
 ): Promise<LoadedTokenizer> {
   try {
     const opts = validateOptions(spec, options);
@@ -266,7 +264,7 @@ export async function loadTokenizerWith(
     const { dir, origin } = await resolveSpec(spec, env, resolver);
     const dirs = [dir];
     try {
-      return await loadResolved(spec, opts, dir, origin, dirs);
+      return await loadResolved(spec, opts, dir, origin, dirs, shared);
     } catch (e) {
       // a bundled tokenizer's files are named by its package, not by where it is installed
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, dirs);
@@ -276,8 +274,56 @@ export async function loadTokenizerWith(
   }
 }
 
+/**
+ * @internal What worker threads attach to instead of loading tokenizer.json each
+ * (src/load/shared-core.ts): the tokenizer `spec` resolves to, its BPE tables in
+ * SharedArrayBuffers. Uses the cached core when there is one; otherwise loads it without caching
+ * it, so the tables are all this thread keeps. Rejects with the coded errors of
+ * {@link loadTokenizer}; throws BpeTablesUnsupported (not a DeltatokError) when the model has no
+ * shared form.
+ */
+export async function shareTokenizer(spec: string, options?: LoadOptions): Promise<SharedTokenizer> {
+  let core: Core;
+  let realDir: string;
+  let coreStamp: string;
+  try {
+    const opts = validateOptions(spec, options);
+    const { dir, origin } = await resolveSpec(spec, opts.env ?? process.env, undefined);
+    try {
+      realDir = await realpath(dir);
+    } catch (e) {
+      throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
+    }
+    coreStamp = await coreStampOf(realDir);
+    try {
+      core = await (cores.peek(realDir, coreStamp) ?? loadCore(dir));
+    } catch (e) {
+      throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, [dir, realDir]);
+    }
+  } catch (e) {
+    throw toDeltatokError(e, "DT_INTERNAL");
+  }
+  return shareCore(core, realDir, `${core.id}|${coreStamp}`);
+}
+
+async function coreStampOf(realDir: string): Promise<string> {
+  const [tokStamp, cfgStamp, stmStamp] = await Promise.all([
+    fileStamp(join(realDir, TOKENIZER_FILE)),
+    fileStamp(join(realDir, CONFIG_FILE)),
+    fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
+  ]);
+  return `${tokStamp}|${cfgStamp}|${stmStamp}`;
+}
+
 /** The load after the spec was resolved; `dirs` collects the directories messages may mention. */
-async function loadResolved(spec: string, opts: LoadOptions, dir: string, origin: TokenizerOrigin, dirs: string[]): Promise<LoadedTokenizer> {
+async function loadResolved(
+  spec: string,
+  opts: LoadOptions,
+  dir: string,
+  origin: TokenizerOrigin,
+  dirs: string[],
+  shared: SharedTokenizer | undefined,
+): Promise<LoadedTokenizer> {
   let realDir: string;
   try {
     realDir = await realpath(dir);
@@ -287,23 +333,26 @@ async function loadResolved(spec: string, opts: LoadOptions, dir: string, origin
   if (realDir !== dir) dirs.push(realDir);
 
   const overrideFile = opts.chatTemplateFile === undefined ? undefined : resolvePath(opts.chatTemplateFile);
-  const [tokStamp, cfgStamp, stmStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
-    fileStamp(join(realDir, TOKENIZER_FILE)),
-    fileStamp(join(realDir, CONFIG_FILE)),
-    fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
+  if (shared !== undefined && shared.realDir !== realDir) {
+    throw new DeltatokError("DT_INTERNAL", `shared tokenizer tables are of ${shared.realDir}, not ${realDir}`);
+  }
+  const [fileCoreStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
+    shared === undefined ? coreStampOf(realDir) : Promise.resolve(""),
     fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
     fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
     templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
     overrideFile === undefined ? Promise.resolve("") : fileStamp(overrideFile),
   ]);
-  const coreStamp = `${tokStamp}|${cfgStamp}|${stmStamp}`;
+  // A shared core is the one the pool shared when it started: every worker, and every
+  // replacement of a crashed one, tokenizes with those same tables, whatever the files say later.
+  const coreStamp = shared === undefined ? fileCoreStamp : `shared:${shared.key}`;
   const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
   const overrideKey =
     opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
   const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
 
   return await loads.get(loadKey, loadStamp, realDir, async () => {
-    const core = await cores.get(realDir, coreStamp, realDir, () => loadCore(dir));
+    const core = await cores.get(realDir, coreStamp, realDir, async () => (shared === undefined ? loadCore(dir) : coreFromShared(shared)));
     let set: TemplateSet;
     if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
     else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);

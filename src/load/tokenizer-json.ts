@@ -137,7 +137,9 @@ export function freezeTokenizerJson(json: TokenizerJson): void {
     if (c !== null) stackFreeze(c);
   }
   const model: TokenizerModelJson = json.model;
-  for (const value of Object.values(model)) {
+  for (const d of Object.values(Object.getOwnPropertyDescriptors(model))) {
+    // an accessor (a rebuilt core's lazily made vocab and merges, src/load/shared-core.ts) freezes its own value
+    const value: unknown = d.value;
     if (value !== null && typeof value === "object") Object.freeze(value);
   }
   Object.freeze(model);

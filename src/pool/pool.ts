@@ -30,6 +30,8 @@ import { resolveOptions, type DeltatokOptions, type ResolvedOptions } from "../a
 import type { DeltatokStats } from "../api/deltatok.js";
 import { parseDate } from "../load/date.js";
 import { detectCpus, type CpuInfo } from "./cpus.js";
+import { tablesForWorkers, type WorkerTables } from "./tables.js";
+import type { SharedTokenizer } from "../load/index.js";
 import type { TestFaults, WireItem, WireResult, WorkerData, WorkerHeap, WorkerInfo, WorkerReply, WorkerTask } from "./protocol.js";
 
 /** Options of {@link DeltatokPool.create}. */
@@ -77,6 +79,15 @@ export interface PoolOptions {
   signal?: AbortSignal;
   /** Called as each worker finishes loading and warming up (startup progress). */
   onWorkerReady?: (p: StartupProgress) => void;
+  /**
+   * Build the tokenizer's BPE tables once (in a short-lived thread) and let every worker attach
+   * to them (SharedArrayBuffers) instead of loading its own copy: a worker then costs ~30 MB
+   * instead of ~135 MB (DESIGN.md, "Worker memory: shared tables"). A tokenizer the tables cannot describe
+   * is loaded per worker, with a `DELTATOK_TABLES_UNSHARED` warning. False: every worker loads
+   * its own, as before.
+   * @defaultValue true
+   */
+  shareTables?: boolean;
   /** @internal Injected faults (tests and the crash benchmark). */
   testFaults?: TestFaults;
 }
@@ -102,6 +113,7 @@ export interface ResolvedPoolOptions {
   /** The limits every worker runs with (the default merged with the caller's). */
   readonly resourceLimits: Readonly<ResourceLimits>;
   readonly cpus: CpuInfo;
+  readonly shareTables: boolean;
 }
 
 /** What the queue needs of a pool (tests substitute a fake). */
@@ -135,9 +147,10 @@ export const WORKERS_PER_CPU = 4;
 
 /**
  * The most workers a pool may have: {@link WORKERS_PER_CPU} × the CPUs this process may use.
- * Each worker is a V8 isolate with its own tokenizer, templates and cache (≈130 MB resident
- * before any work, measured), so far above the CPU count a pool only costs memory and startup
- * time — 10,000 workers never finish starting, 40 on 2 CPUs held 6 GB.
+ * Each worker is a V8 isolate with its own templates and cache, attached to the shared
+ * tokenizer tables (≈30 MB resident before any work; ≈134 MB with `shareTables: false`,
+ * measured), so far above the CPU count a pool only costs memory and startup time — 10,000
+ * workers never finish starting, 40 on 2 CPUs held 6 GB (before the tables were shared).
  */
 export function maxWorkers(cpus: CpuInfo = detectCpus()): number {
   return WORKERS_PER_CPU * cpus.count;
@@ -158,7 +171,7 @@ export function defaultWorkerHeapMb(engine: Pick<ResolvedOptions, "cacheBytes" |
   return 512 + 2 * Math.ceil(engine.cacheBytes / MIB) + Math.ceil((48 * engine.maxPromptChars) / MIB);
 }
 
-const POOL_KEYS = new Set(["engine", "workers", "startupTimeoutMs", "pin", "closeTimeoutMs", "resourceLimits", "signal", "onWorkerReady", "testFaults"]);
+const POOL_KEYS = new Set(["engine", "workers", "startupTimeoutMs", "pin", "closeTimeoutMs", "resourceLimits", "signal", "onWorkerReady", "shareTables", "testFaults"]);
 const LIMIT_KEYS = new Set(["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"]);
 
 let warnedOverCpus = false;
@@ -208,8 +221,9 @@ export function resolvePoolOptions(o: PoolOptions, path = "options"): ResolvedPo
   if (o.pin !== undefined && typeof o.pin !== "boolean") throw optionError(`${path}.pin`, "must be a boolean");
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw optionError(`${path}.signal`, "must be an AbortSignal");
   if (o.onWorkerReady !== undefined && typeof o.onWorkerReady !== "function") throw optionError(`${path}.onWorkerReady`, "must be a function");
+  if (o.shareTables !== undefined && typeof o.shareTables !== "boolean") throw optionError(`${path}.shareTables`, "must be a boolean");
   const resourceLimits = resolveLimits(o.resourceLimits, resolvedEngine, `${path}.resourceLimits`);
-  return Object.freeze({ engine, resolvedEngine, workers, startupTimeoutMs, pin: o.pin ?? false, closeTimeoutMs, resourceLimits, cpus });
+  return Object.freeze({ engine, resolvedEngine, workers, startupTimeoutMs, pin: o.pin ?? false, closeTimeoutMs, resourceLimits, cpus, shareTables: o.shareTables ?? true });
 }
 
 /** The worker module: compiled JS next to this file, or the TypeScript source under tsx. */
@@ -304,18 +318,22 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
   readonly #opts: ResolvedPoolOptions;
   readonly #slots: Piscina[];
   readonly #infos: WorkerInfo[];
+  readonly #tables: WorkerTables;
   #closing: Promise<void> | null = null;
 
-  private constructor(opts: ResolvedPoolOptions, slots: Piscina[], infos: WorkerInfo[]) {
+  private constructor(opts: ResolvedPoolOptions, slots: Piscina[], infos: WorkerInfo[], tables: WorkerTables) {
     super();
     this.#opts = opts;
     this.#slots = slots;
     this.#infos = infos;
+    this.#tables = tables;
   }
 
   /** Starts the workers; resolves when all are loaded and warm. Rejects with a coded error. */
   static async create(options: PoolOptions = {}): Promise<DeltatokPool> {
     const opts = resolvePoolOptions(options);
+    const tStart = performance.now();
+    const tables = await startupRace(tablesForWorkers(opts.resolvedEngine.tokenizer, opts.shareTables), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
     const { filename, execArgv } = workerModule();
     const affinity = opts.cpus.affinity ?? [];
     const slots: Piscina[] = [];
@@ -326,6 +344,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
         slot: i,
         cpu: opts.pin && affinity.length > 0 ? (affinity[i % affinity.length] as number) : null,
         faults: options.testFaults ?? null,
+        shared: tables.shared,
       };
       const p = new Piscina({
         filename,
@@ -358,7 +377,8 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
       );
     let replies: WorkerReply[];
     try {
-      replies = await startupRace(Promise.all(slots.map(init)), opts.startupTimeoutMs, options.signal, () => ready, opts.workers);
+      const left = Math.max(1, opts.startupTimeoutMs - (performance.now() - tStart));
+      replies = await startupRace(Promise.all(slots.map(init)), left, options.signal, () => ready, opts.workers);
     } catch (e) {
       await destroyAll();
       const cause = toDeltatokError(e);
@@ -373,7 +393,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
       throw new DeltatokError("DT_WORKER_STARTUP", `worker ${failed} failed to load: ${cause.code}: ${cause.message}`, { cause, ...(cause.path === undefined ? {} : { path: cause.path }) });
     }
     const infos = replies.map((r) => (r as Extract<WorkerReply, { op: "init" }>).info);
-    const pool = new DeltatokPool(opts, slots, infos);
+    const pool = new DeltatokPool(opts, slots, infos, tables);
     slots.forEach((s, i) => {
       s.removeAllListeners("error");
       s.on("error", (e: unknown) => pool.emit("workerError", { slot: i, error: crashError(i, e, opts.resourceLimits).toJSON() }));
@@ -389,6 +409,17 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
 
   get options(): ResolvedPoolOptions {
     return this.#opts;
+  }
+
+  /** Whether the workers attach to shared tokenizer tables, their size, and why not when not. */
+  get tables(): { shared: boolean; bytes: number; unshared?: string } {
+    const t = this.#tables;
+    return t.unshared === undefined ? { shared: t.shared !== null, bytes: t.bytes } : { shared: false, bytes: 0, unshared: t.unshared };
+  }
+
+  /** @internal The tables the workers attach to (tests), or null. */
+  get sharedTokenizer(): SharedTokenizer | null {
+    return this.#tables.shared;
   }
 
   /** What each worker reported when it started (thread ids, pinning, load time). */

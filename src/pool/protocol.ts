@@ -5,6 +5,7 @@
  * rather than copied.
  */
 import type { ErrorRecord } from "../errors.js";
+import type { SharedTokenizer } from "../load/index.js";
 import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
 import type { DeltatokStats } from "../api/deltatok.js";
 import type { FallbackReason, Outcome } from "../engine/engine.js";
@@ -69,6 +70,8 @@ export interface WorkerData {
   /** CPU to pin this worker's thread to, or null. */
   cpu: number | null;
   faults: TestFaults | null;
+  /** Tokenizer tables the pool built once for its workers (src/pool/tables.ts), or null: load your own. */
+  shared: SharedTokenizer | null;
 }
 
 export type WorkerTask = { op: "init" } | { op: "batch"; items: WireItem[] } | { op: "stats" } | { op: "clear" };
@@ -88,6 +91,8 @@ export interface WorkerInfo {
   loadMs: number;
   /** Milliseconds of the warm-up (a short text and a tiny prompt). */
   warmupMs: number;
+  /** "shared": attached to the pool's shared tables; "own": loaded tokenizer.json itself. */
+  tables: "shared" | "own";
 }
 
 /** A worker isolate's V8 heap. */

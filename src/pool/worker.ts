@@ -1,6 +1,8 @@
 /**
  * The piscina worker module: one Deltatok per worker thread, created when the module loads
- * (so all workers of a pool load in parallel), then a task handler.
+ * (so all workers of a pool load in parallel), then a task handler. The tokenizer comes from
+ * the tables the pool shared (`workerData.shared`, src/pool/tables.ts) when there
+ * are some, else from tokenizer.json.
  *
  * Loading never throws out of this module: a failure is kept and reported as the answer to
  * every task (`{op: "failed"}`), so piscina does not see a crash loop and the pool can turn it
@@ -45,7 +47,7 @@ function pin(tid: number | null, cpu: number): string | undefined {
 async function start(d: WorkerData): Promise<State> {
   try {
     const t0 = performance.now();
-    const dt = await Deltatok.create(d.options);
+    const dt = await Deltatok.create(d.options, d.shared === null ? {} : { sharedTokenizer: d.shared });
     const loadMs = performance.now() - t0;
     const t1 = performance.now();
     dt.countText("warm-up: the quick brown fox");
@@ -56,7 +58,7 @@ async function start(d: WorkerData): Promise<State> {
     }
     const warmupMs = performance.now() - t1;
     const tid = linuxTid();
-    const info: WorkerInfo = { slot: d.slot, threadId, tid, cpu: null, loadMs, warmupMs };
+    const info: WorkerInfo = { slot: d.slot, threadId, tid, cpu: null, loadMs, warmupMs, tables: d.shared === null ? "own" : "shared" };
     if (d.cpu !== null) {
       const err = pin(tid, d.cpu);
       if (err === undefined) info.cpu = d.cpu;
