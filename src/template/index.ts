@@ -6,20 +6,20 @@
  *
  * Layer: template (imports errors and json only).
  */
-import type { MessageMarks } from "./runtime.js";
+import type { MessageMarks } from "./jinja/runtime.js";
 import { DeltatokError } from "../errors.js";
 import type { ErrorCode } from "../errors.js";
-import type { AnyNode, TemplateNode } from "./ast.js";
-import { compileTree } from "./compiler.js";
-import type { CompiledRoot } from "./compiler.js";
-import { makeGlobals } from "./globals.js";
-import { parseTemplate } from "./parser.js";
-import { PyError } from "./pyerror.js";
-import { RenderState } from "./runtime.js";
-import { PathSpace, ReplayError, Trace, Tracker, TrackingBudgetError, emptyStats } from "./track.js";
-import type { IncrementalStats } from "./track.js";
+import type { AnyNode, TemplateNode } from "./jinja/ast.js";
+import { compileTree } from "./jinja/compiler.js";
+import type { CompiledRoot } from "./jinja/compiler.js";
+import { makeGlobals } from "./jinja/globals.js";
+import { parseTemplate } from "./jinja/parser.js";
+import { PyError } from "./jinja/pyerror.js";
+import { RenderState } from "./jinja/runtime.js";
+import { PathSpace, ReplayError, Trace, Tracker, TrackingBudgetError, emptyStats } from "./incremental/track.js";
+import type { IncrementalStats } from "./incremental/track.js";
 export type { IncrementalStats };
-import { childNodes } from "./symbols.js";
+import { childNodes } from "./jinja/symbols.js";
 
 export interface CompileOptions {
   /** Reserved for future use (e.g. alternative environments). */
@@ -35,7 +35,7 @@ export interface RenderBudget {
    * The build budget: the total size of everything a render builds — its output and every
    * string, list, dict or big int an operation makes, charged before it is made — in units of
    * one UTF-16 code unit (≤ 2 bytes); a list item counts 16, a dict entry 48, a template-made
-   * object 64 (src/template/ops.ts). Bounds what one render can allocate, whatever it keeps.
+   * object 64 (src/template/jinja/ops.ts). Bounds what one render can allocate, whatever it keeps.
    * Default 128 Mi units (see DEFAULT_BUDGET).
    */
   maxBuildUnits?: number;

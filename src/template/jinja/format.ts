@@ -5,8 +5,8 @@
  *
  * Layer: template.
  */
-import { PyFloat } from "../json/values.js";
-import { floatRepr } from "../json/floatrepr.js";
+import { PyFloat } from "../../json/values.js";
+import { floatRepr } from "../../json/floatrepr.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
 import { PIECE_UNITS, dictGet, failUndefined, fval, isDict, isFloat, isInt, isStr, mkInt, pyRepr, pyStr, strOf, typeName } from "./ops.js";
 import type { SizeGuard } from "./ops.js";

@@ -71,10 +71,10 @@ import { STR_METHODS } from "./methods.js";
 import { LoopContext, Macro, RenderState, TemplateReference, UNSAFE, callValue, getAttr, getItem, pySlice, unsafeUndefined } from "./runtime.js";
 import type { Act, MacroDef, RecurseFn } from "./runtime.js";
 import { attrOf, loopAttr } from "./methods.js";
-import { Frame as Unit, Path, Rec, dataGet, elemPaths, isContainer, type CondEv, type LoopEntry, type PosCond, type Tracker } from "./track.js";
+import { Frame as Unit, Path, Rec, dataGet, elemPaths, isContainer, type CondEv, type LoopEntry, type PosCond, type Tracker } from "../incremental/track.js";
 import { Symbols, childNodes, findAll, findUndeclared } from "./symbols.js";
 import { Cycler, DictView, Joiner, MISSING, Markup, Namespace, PY_MISSING, PyFunction, PyIter, PyRange, Undefined, mkTuple } from "./values.js";
-import { PyFloat } from "../json/values.js";
+import { PyFloat } from "../../json/values.js";
 import { markupEscape, objectTypeRepr, pyRepr } from "./ops.js";
 
 export type Ev = (rs: RenderState, a: Act) => unknown;

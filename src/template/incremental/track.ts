@@ -19,12 +19,12 @@
  *
  * Layer: template.
  */
-import { PyFloat, keysOf } from "../json/values.js";
-import { dataValue, dictGet, dictKeys, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "./ops.js";
-import { Macro, LoopContext, TemplateReference, ValidationAbortError, sliceBounds, type Act, type RenderState } from "./runtime.js";
-import { loopAttr } from "./methods.js";
-import { naiveFrom, strftime } from "./strftime.js";
-import { MISSING, Markup, MissingType, Namespace, PyDict, PyFunction, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
+import { PyFloat, keysOf } from "../../json/values.js";
+import { dataValue, dictGet, dictKeys, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "../jinja/ops.js";
+import { Macro, LoopContext, TemplateReference, ValidationAbortError, sliceBounds, type Act, type RenderState } from "../jinja/runtime.js";
+import { loopAttr } from "../jinja/methods.js";
+import { naiveFrom, strftime } from "../jinja/strftime.js";
+import { MISSING, Markup, MissingType, Namespace, PyDict, PyFunction, PyRange, Undefined, isTuple, mkTuple } from "../jinja/values.js";
 
 const hasOwn = Object.prototype.hasOwnProperty;
 

@@ -694,7 +694,7 @@ export function pyExpandtabs(s: string, tabsize: number): string {
 
 /** Python string comparison (code point order): negative, zero or positive. */
 /** Python str ordering (by code point). */
-export { compareCodePoints as pyStrCompare } from "../json/dumps.js";
+export { compareCodePoints as pyStrCompare } from "../../json/dumps.js";
 
 /** markupsafe.escape for a plain string. */
 export function htmlEscape(s: string): string {

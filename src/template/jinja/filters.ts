@@ -5,8 +5,8 @@
  *
  * Layer: template.
  */
-import { PyFloat } from "../json/values.js";
-import { DumpsTooLarge, JsonDumpsError, dumps } from "../json/dumps.js";
+import { PyFloat } from "../../json/values.js";
+import { DumpsTooLarge, JsonDumpsError, dumps } from "../../json/dumps.js";
 import { PyError, typeError } from "./pyerror.js";
 import {
   ITEM_UNITS,

@@ -28,7 +28,7 @@ import { StrBuilder, cpArray, cpLen, cpToUnit, hasSurrogates } from "./pystr.js"
 import { Joiner, MISSING, Markup, PyFunction, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 import { attrOf } from "./methods.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
-import type { Path, Tracker } from "./track.js";
+import type { Path, Tracker } from "../incremental/track.js";
 
 /**
  * An activation record: the slots of one compiled function call and its defining activation.

@@ -16,7 +16,7 @@
  * Layer: template.
  */
 import type { RenderState } from "./runtime.js";
-import type { Path } from "./track.js";
+import type { Path } from "../incremental/track.js";
 
 /** Marker for arrays that are Python tuples. */
 export const TUPLE: unique symbol = Symbol("tuple") as never;

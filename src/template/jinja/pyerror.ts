@@ -4,7 +4,7 @@
  *
  * Layer: template.
  */
-import type { ErrorCode } from "../errors.js";
+import type { ErrorCode } from "../../errors.js";
 
 export class PyError extends Error {
   /** Python exception class name, e.g. `TypeError`, `UndefinedError`, `TemplateError`. */

@@ -5,8 +5,8 @@
  *
  * Layer: template.
  */
-import { floatRepr } from "../json/floatrepr.js";
-import { PyFloat, keysOf } from "../json/values.js";
+import { floatRepr } from "../../json/floatrepr.js";
+import { PyFloat, keysOf } from "../../json/values.js";
 import { PyError, typeError } from "./pyerror.js";
 import { StrBuilder, TooLarge, cpArray, cpLen, pyStrCompare, pyStrRepr } from "./pystr.js";
 import {

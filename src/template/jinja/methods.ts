@@ -7,7 +7,7 @@
  *
  * Layer: template.
  */
-import { PyFloat } from "../json/values.js";
+import { PyFloat } from "../../json/values.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
 import { strFormat } from "./format.js";
 import {
