@@ -11,7 +11,8 @@ import { DeltatokError } from "../errors.js";
 import type { ErrorCode } from "../errors.js";
 import type { AnyNode, TemplateNode } from "./jinja/ast.js";
 import { compileTree } from "./jinja/compiler.js";
-import type { CompiledRoot } from "./jinja/compiler.js";
+import type { CompiledRoot } from "./jinja/compile-support.js";
+import { compileTracked, type TrackedRoot } from "./incremental/tracked-compiler.js";
 import { makeGlobals } from "./jinja/globals.js";
 import { parseTemplate } from "./jinja/parser.js";
 import { PyError } from "./jinja/pyerror.js";
@@ -188,7 +189,7 @@ class Template implements CompiledTemplate {
   readonly readsClock: boolean;
   readonly #root: CompiledRoot;
   readonly #tree: TemplateNode;
-  #tracked: CompiledRoot | null = null;
+  #tracked: TrackedRoot | null = null;
 
   constructor(source: string, tree: TemplateNode, root: CompiledRoot) {
     this.source = source;
@@ -250,7 +251,7 @@ class Template implements CompiledTemplate {
     let tracked = this.#tracked;
     if (tracked === null) {
       try {
-        tracked = this.#tracked = compileTree(this.#tree, true);
+        tracked = this.#tracked = compileTracked(this.#tree);
       } catch (e) {
         throw toDeltatok(e);
       }
@@ -262,7 +263,7 @@ class Template implements CompiledTemplate {
     for (;;) {
       const rs = this.#state(vars, options);
       const tk = new Tracker(rs, trace, space, tracked.conds, tracked.condPos, maxTrack);
-      rs.tk = tk;
+      rs.observer = tk;
       const iv = options.itemVersions;
       if (iv !== undefined) tk.setVersions(iv.list, iv.versions);
       try {

@@ -21,7 +21,9 @@
  */
 import { PyFloat, keysOf } from "../../json/values.js";
 import { dataValue, dictGet, dictKeys, isDict, isPlainDict, pyLen, truthy, undefinedMessage } from "../jinja/ops.js";
-import { Macro, LoopContext, TemplateReference, ValidationAbortError, sliceBounds, type Act, type RenderState } from "../jinja/runtime.js";
+import { Macro, TemplateReference, sliceBounds, type Act, type RenderObserver, type RenderState } from "../jinja/runtime.js";
+import { TrackedLoop } from "./loop.js";
+import type { Joiner } from "../jinja/values.js";
 import { loopAttr } from "../jinja/methods.js";
 import { naiveFrom, strftime } from "../jinja/strftime.js";
 import { MISSING, Markup, MissingType, Namespace, PyDict, PyFunction, PyRange, Undefined, isTuple, mkTuple } from "../jinja/values.js";
@@ -42,6 +44,9 @@ const P_LOOPITEM = 5;
  * exceed its bound (RenderBudget.maxTrackBytes): the render is redone whole, untracked.
  */
 export class TrackingBudgetError extends Error {}
+
+/** A re-evaluated test would call a macro or change state: the validation fails. */
+export class ValidationAbortError extends Error {}
 const TRACK_OVER = new TrackingBudgetError("tracking budget exceeded");
 
 /** Estimated bytes of tracking state one render has added (see TRACK_* below). */
@@ -863,7 +868,7 @@ export interface PosCond {
 }
 
 /** Per-render tracking state (RenderState.tk). */
-export class Tracker {
+export class Tracker implements RenderObserver {
   readonly rs: RenderState;
   readonly space: PathSpace;
   readonly prev: Trace | null;
@@ -881,7 +886,7 @@ export class Tracker {
   taint = false;
   inCond = 0;
   validating = false;
-  readonly loopStack: LoopContext[] = [];
+  readonly loopStack: TrackedLoop[] = [];
   readonly ns = new Map<string, Namespace>();
   readonly ctxW = new Map<string, number>();
   readonly ctxP = new Map<string, Path | null>();
@@ -1156,7 +1161,7 @@ export class Tracker {
   /** A namespace attribute read. */
   nsRead(ns: Namespace, attr: string, v: unknown): void {
     const f = this.cur;
-    this.lp = ns.paths?.get(attr) ?? null;
+    this.lp = (ns.paths?.get(attr) as Path | null | undefined) ?? null;
     if (f === null) return;
     const w = ns.wseq?.get(attr) ?? ns.born;
     if (w >= f.start) {
@@ -1171,7 +1176,7 @@ export class Tracker {
   }
 
   /** A loop-context attribute read. */
-  loopRead(lc: LoopContext, attr: string, v: unknown, p: Path | null): void {
+  loopRead(lc: TrackedLoop, attr: string, v: unknown, p: Path | null): void {
     const f = this.cur;
     if (f === null) return;
     const j = lc.tkDepth;
@@ -1215,7 +1220,7 @@ export class Tracker {
    * exposes is not observed attribute by attribute, so units inside that loop cannot be reused.
    */
   loopEscapes(v: unknown): void {
-    if (!(v instanceof LoopContext) || !v.tkMemo) return;
+    if (!(v instanceof TrackedLoop) || !v.tkMemo) return;
     v.tkLenRead = true;
     const f = this.cur;
     if (f !== null && v.tkDepth < f.depth) this.markBad();
@@ -1223,6 +1228,23 @@ export class Tracker {
 
   markBad(): void {
     for (const f of this.frames) f.bad = true;
+  }
+
+  // ---- RenderObserver: what the engine reports ----
+
+  macroCall(): void {
+    if (this.validating) throw new ValidationAbortError();
+  }
+
+  macroDefault(v: unknown): void {
+    if (this.lp !== null) {
+      this.whole(this.lp, v);
+      this.lp = null;
+    }
+  }
+
+  joinerCall(j: Joiner): void {
+    this.statefulCall(j.born);
   }
 
   /** A call that changes state created at serial `born` (joiner, cycler, loop.changed). */
@@ -1794,7 +1816,7 @@ export class Tracker {
           // (template values are never JS undefined: one lookup in the common case)
           const v0 = ns.attrs.get(attr);
           const v = v0 !== undefined || ns.attrs.has(attr) ? v0 : MISSING;
-          if (!this.svEq(v, ns.paths === null ? null : (ns.paths.get(attr) ?? null), o[i + 4])) return false;
+          if (!this.svEq(v, ns.paths === null ? null : ((ns.paths.get(attr) as Path | null | undefined) ?? null), o[i + 4])) return false;
           break;
         }
         case O_LOOP: {
@@ -2513,7 +2535,7 @@ function truthOf(v: unknown): boolean {
 }
 
 /** A loop attribute's value now, without side effects (its path in tk.lp); NOTFOUND if unsupported. */
-function loopAttrNow(lc: LoopContext, attr: string, tk: Tracker): unknown {
+function loopAttrNow(lc: TrackedLoop, attr: string, tk: Tracker): unknown {
   tk.lp = null;
   if (attr === "previtem" || attr === "nextitem") {
     const v = attr === "previtem" ? lc.previtem : lc.nextitem;
