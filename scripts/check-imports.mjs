@@ -1,5 +1,6 @@
-// Checks the import graph of src/: no cycles (type-only imports included) and no import from a
-// higher layer (docs/CONVENTIONS.md). Exits 1 and lists every cycle and upward import found.
+// Checks the import graph of src/: no import from a higher layer (docs/CONVENTIONS.md; type-only
+// imports included) and no cycle among the imports that remain at run time (a type-only import
+// is erased by tsc and orders no module evaluation). Exits 1 listing every problem found.
 //
 //   node scripts/check-imports.mjs [--graph]     (run by `npm test`)
 //
@@ -44,14 +45,30 @@ function walk(dir) {
   return out;
 }
 
-/** Relative import specifiers of a source file (static imports and re-exports, type-only included). */
+/**
+ * Relative imports of a source file (static imports, re-exports, dynamic imports), each with
+ * whether it is type-only (`import type`, or every name marked `type`): erased at compile time.
+ */
 function importsOf(text) {
   const specs = [];
   const noComments = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-  const re = /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  const re = /(?:^|[\s;])((?:import|export)\s[^'";]*?)\sfrom\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
   for (const m of noComments.matchAll(re)) {
-    const s = m[1] ?? m[2] ?? m[3];
-    if (s !== undefined && s.startsWith(".")) specs.push(s);
+    const spec = m[2] ?? m[3] ?? m[4];
+    if (spec === undefined || !spec.startsWith(".")) continue;
+    let typeOnly = false;
+    if (m[1] !== undefined) {
+      const clause = m[1].replace(/^(import|export)\s+/, "");
+      if (/^type\s/.test(clause)) typeOnly = true;
+      else {
+        const braces = /^\{([^}]*)\}$/.exec(clause.trim());
+        if (braces !== null) {
+          const names = braces[1].split(",").map((x) => x.trim()).filter((x) => x !== "");
+          typeOnly = names.length > 0 && names.every((x) => /^type\s/.test(x));
+        }
+      }
+    }
+    specs.push({ spec, typeOnly });
   }
   return specs;
 }
@@ -70,16 +87,22 @@ function layerOf(rel) {
 }
 
 const files = walk(SRC);
+/** every import (layer check) */
 const graph = new Map();
+/** imports that remain at run time (cycle check: type-only imports are erased and order nothing) */
+const runtimeGraph = new Map();
 const problems = [];
 for (const f of files) {
   const rel = relative(SRC, f).split("\\").join("/");
   const deps = [];
-  for (const spec of importsOf(readFileSync(f, "utf8"))) {
+  const runtime = [];
+  for (const { spec, typeOnly } of importsOf(readFileSync(f, "utf8"))) {
     const target = relative(SRC, resolve(dirname(f), spec.replace(/\.js$/, ".ts"))).split("\\").join("/");
     deps.push(target);
+    if (!typeOnly) runtime.push(target);
   }
   graph.set(rel, deps);
+  runtimeGraph.set(rel, runtime);
 }
 
 for (const [from, deps] of graph) {
@@ -101,7 +124,7 @@ for (const [from, deps] of graph) {
   }
 }
 
-// cycles: Tarjan's strongly connected components; each component of more than one file (or a
+// cycles among run-time imports: Tarjan's strongly connected components; each component of more than one file (or a
 // file importing itself) is reported with one cycle through it
 let index = 0;
 const idx = new Map();
@@ -115,8 +138,8 @@ function strong(v) {
   index++;
   stack.push(v);
   on.add(v);
-  for (const w of graph.get(v) ?? []) {
-    if (!graph.has(w)) continue;
+  for (const w of runtimeGraph.get(v) ?? []) {
+    if (!runtimeGraph.has(w)) continue;
     if (!idx.has(w)) {
       strong(w);
       low.set(v, Math.min(low.get(v), low.get(w)));
@@ -130,10 +153,10 @@ function strong(v) {
       on.delete(w);
       comp.push(w);
     } while (w !== v);
-    if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) sccs.push(comp);
+    if (comp.length > 1 || (runtimeGraph.get(v) ?? []).includes(v)) sccs.push(comp);
   }
 }
-for (const v of graph.keys()) if (!idx.has(v)) strong(v);
+for (const v of runtimeGraph.keys()) if (!idx.has(v)) strong(v);
 
 function cycleIn(comp) {
   const set = new Set(comp);
@@ -143,7 +166,7 @@ function cycleIn(comp) {
   const queue = [start];
   while (queue.length > 0) {
     const v = queue.shift();
-    for (const w of graph.get(v) ?? []) {
+    for (const w of runtimeGraph.get(v) ?? []) {
       if (!set.has(w)) continue;
       if (w === start) {
         const path = [start];

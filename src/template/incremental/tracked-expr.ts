@@ -10,7 +10,8 @@ import type { AnyNode, CompareOp, Expr, FilterNode, ForNode, TestNode } from "..
 import { FILTERS } from "../jinja/filters.js";
 import { dictGet, isDict, isPlainDict, isStr, strOf, truthy } from "../jinja/ops.js";
 import { STR_METHODS } from "../jinja/methods.js";
-import { LoopContext, RenderState, UNSAFE, callValue, getAttr, getItem, pySlice, unsafeUndefined } from "../jinja/runtime.js";
+import { LoopContext, RenderState, callValue, pySlice } from "../jinja/runtime.js";
+import { UNSAFE, getAttr, getItem, unsafeUndefined } from "../jinja/methods.js";
 import type { Act } from "../jinja/runtime.js";
 import { attrOf, loopAttr } from "../jinja/methods.js";
 import { childNodes } from "../jinja/symbols.js";

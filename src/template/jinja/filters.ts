@@ -60,7 +60,8 @@ import { attrOf, caseMapped, escapedStr, replaced, stripped, striptags } from ".
 import { pformat, titleWords, urlQuote, wrapLine } from "./layout.js";
 import type { RenderState } from "./runtime.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
-import { LoopContext, callValue, getAttr, getItem, isCallable, pySlice } from "./runtime.js";
+import { LoopContext, callValue, isCallable, pySlice } from "./runtime.js";
+import { getAttr, getItem } from "./methods.js";
 import { DictView, GROUP, MISSING, Markup, PyDict, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 
 export type FilterFn = (rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null) => unknown;

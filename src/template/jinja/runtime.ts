@@ -9,25 +9,10 @@
  * Layer: template/jinja.
  */
 import { PyError, budgetError, typeError, valueError } from "./pyerror.js";
-import {
-  dataValue,
-  dictGet,
-  failUndefined,
-  isDict,
-  isInt,
-  isPlainDict,
-  isStr,
-  pyEq,
-  pyRepr,
-  registerObjectInfo,
-  strOf,
-  typeName,
-} from "./ops.js";
+import { dataValue, failUndefined, isDict, pyEq, pyRepr, registerObjectInfo, strOf, typeName } from "./ops.js";
 import { ENTRY_UNITS, ITEM_UNITS, OBJECT_UNITS, PIECE_UNITS, TUPLE_UNITS, type SizeGuard } from "./ops.js";
 import { StrBuilder, cpArray, cpLen, cpToUnit, hasSurrogates } from "./pystr.js";
 import { Joiner, MISSING, Markup, PyFunction, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
-import { attrOf } from "./methods.js";
-import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
 
 /**
  * An activation record: the slots of one compiled function call and its defining activation.
@@ -548,111 +533,6 @@ registerObjectInfo({
     return undefined;
   },
 });
-
-// ---- sandboxed attribute / item access -------------------------------------------------------
-
-/** Marker: Python has the attribute but the sandbox forbids it. */
-export const UNSAFE: unique symbol = Symbol("unsafe") as never;
-
-export function unsafeUndefined(obj: unknown, name: string): Undefined {
-  return new Undefined(`access to attribute ${pyRepr(name)} of ${pyRepr(typeName(obj))} object is unsafe.`, obj, name, "SecurityError");
-}
-
-/** Python obj[key] without the attribute fallback: value or MISSING (TypeError/LookupError). */
-export function itemOf(obj: unknown, key: unknown): unknown {
-  if (Array.isArray(obj)) {
-    let i: number;
-    if (typeof key === "number" && Number.isInteger(key)) i = key;
-    else if (typeof key === "boolean") i = key ? 1 : 0;
-    else if (typeof key === "bigint") return MISSING;
-    else return MISSING;
-    if (i < 0) i += obj.length;
-    if (i < 0 || i >= obj.length) return MISSING;
-    const v = obj[i];
-    return v === undefined ? null : v;
-  }
-  if (typeof obj === "object" && obj !== null) {
-    if (isDict(obj)) {
-      try {
-        return dictGet(obj, key);
-      } catch {
-        return MISSING;
-      }
-    }
-    if (obj instanceof TemplateReference) {
-      return typeof key === "string" ? obj.block(key) : MISSING;
-    }
-    if (obj instanceof PyRange) {
-      if (!isInt(key) && typeof key !== "boolean") return MISSING;
-      let i = Number(key);
-      if (i < 0) i += obj.length;
-      if (i < 0 || i >= obj.length) return MISSING;
-      return obj.at(i);
-    }
-  }
-  if (typeof obj === "string" || obj instanceof Markup) {
-    const s = strOf(obj);
-    let i: number;
-    if (typeof key === "number" && Number.isInteger(key)) i = key;
-    else if (typeof key === "boolean") i = key ? 1 : 0;
-    else return MISSING;
-    if (!hasSurrogates(s)) {
-      if (i < 0) i += s.length;
-      if (i < 0 || i >= s.length) return MISSING;
-      const c = s[i] as string;
-      return obj instanceof Markup ? new Markup(c) : c;
-    }
-    // by code point, without materializing the string's code points
-    if (i < 0) i += cpLen(s);
-    if (i < 0) return MISSING;
-    const u = cpToUnit(s, i);
-    if (u >= s.length) return MISSING;
-    const hi = s.charCodeAt(u);
-    const lo = s.charCodeAt(u + 1);
-    const ch = hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? s.slice(u, u + 2) : (s[u] as string);
-    return obj instanceof Markup ? new Markup(ch) : ch;
-  }
-  return MISSING;
-}
-
-/** Sandboxed environment.getattr(obj, name) */
-export function getAttr(rs: RenderState, obj: unknown, name: string): unknown {
-  if (obj instanceof Undefined) {
-    // Attributes the Undefined class itself has are found (and blocked); others raise.
-    if (name.charCodeAt(0) === 95 && (UNDERSCORE_ATTRS["Undefined"] as ReadonlySet<string>).has(name)) return unsafeUndefined(obj, name);
-    failUndefined(obj);
-  }
-  if (isPlainDict(obj)) {
-    // Fast path for data dicts: Python methods of dict first, then the key.
-    const a = attrOf(rs, obj, name);
-    if (a !== MISSING) return a === UNSAFE ? unsafeUndefined(obj, name) : a;
-    if (Object.prototype.hasOwnProperty.call(obj, name)) {
-      const v = dataValue(obj[name]);
-      if (v !== MISSING) return v;
-    }
-    return new Undefined(null, obj, name);
-  }
-  const a = attrOf(rs, obj, name);
-  if (a === UNSAFE) return unsafeUndefined(obj, name);
-  if (a !== MISSING) return a;
-  const it = itemOf(obj, name);
-  if (it !== MISSING) return it;
-  return new Undefined(null, obj, name);
-}
-
-/** Sandboxed environment.getitem(obj, key) */
-export function getItem(rs: RenderState, obj: unknown, key: unknown): unknown {
-  if (obj instanceof Undefined) failUndefined(obj);
-  const it = itemOf(obj, key);
-  if (it !== MISSING) return it;
-  if (isStr(key)) {
-    const name = strOf(key);
-    const a = attrOf(rs, obj, name);
-    if (a === UNSAFE) return unsafeUndefined(obj, name);
-    if (a !== MISSING) return a;
-  }
-  return new Undefined(null, obj, key);
-}
 
 // ---- slicing -----------------------------------------------------------------------------
 
