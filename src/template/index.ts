@@ -17,8 +17,10 @@ import { makeGlobals } from "./jinja/globals.js";
 import { parseTemplate } from "./jinja/parser.js";
 import { PyError } from "./jinja/pyerror.js";
 import { RenderState } from "./jinja/runtime.js";
-import { PathSpace, ReplayError, Trace, Tracker, TrackingBudgetError, emptyStats } from "./incremental/track.js";
-import type { IncrementalStats } from "./incremental/track.js";
+import { PathSpace, TrackingBudgetError } from "./incremental/paths.js";
+import { ReplayError, Trace, emptyStats } from "./incremental/records.js";
+import { Tracker } from "./incremental/track.js";
+import type { IncrementalStats } from "./incremental/records.js";
 export type { IncrementalStats };
 import { childNodes } from "./jinja/symbols.js";
 

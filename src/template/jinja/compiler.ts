@@ -10,7 +10,7 @@
  *   live, like Python closures.
  * - Statements return a control code (0, BREAK, CONTINUE) instead of throwing.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type { AssignBlockNode, CallBlockNode, Expr, FilterBlockNode, ForNode, IfNode, MacroNode, OutputNode, Stmt, TemplateNode, WithNode } from "./ast.js";
 import { runtimeError, syntaxError, typeError } from "./pyerror.js";

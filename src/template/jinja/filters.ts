@@ -3,7 +3,7 @@
  * generators where Jinja2 returns generators (map, select, items, unique, batch, ...), Python
  * sorting and comparison, Markup propagation, and Python's argument errors.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { PyFloat } from "../../json/values.js";
 import { DumpsTooLarge, JsonDumpsError, dumps } from "../../json/dumps.js";

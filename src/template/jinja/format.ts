@@ -3,7 +3,7 @@
  * `str.format` with the format-spec mini-language. Floats are rounded half-to-even on their
  * exact binary value, as CPython does (JS toFixed rounds exact ties up).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { PyFloat } from "../../json/values.js";
 import { floatRepr } from "../../json/floatrepr.js";

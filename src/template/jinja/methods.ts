@@ -5,7 +5,7 @@
  * or dict exist but are unsafe (SecurityError when used); anything else unknown is missing.
  * Nothing here ever reaches a JS property of a JS object.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { PyFloat } from "../../json/values.js";
 import { PyError, typeError, valueError } from "./pyerror.js";

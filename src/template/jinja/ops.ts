@@ -3,7 +3,7 @@
  * arithmetic, and the Undefined protocol. Everything here is pure (no render state); what builds
  * a value charges the render's build budget through a SizeGuard first (its units are here too).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { floatRepr } from "../../json/floatrepr.js";
 import { PyFloat, keysOf } from "../../json/values.js";

@@ -2,7 +2,7 @@
  * Jinja2 3.1 parser (grammar, precedence and error messages), with the `loopcontrols`
  * extension (`break`, `continue`) and HF's `{% generation %}` tag.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type {
   CallArgs,

@@ -2,7 +2,7 @@
  * The Python exception the reference would raise, carried through evaluation and turned into a
  * DeltatokError at the public boundary (index.ts).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type { ErrorCode } from "../../errors.js";
 

@@ -3,7 +3,7 @@
  * unit. Strings without surrogates (the common case) take the fast paths; others are handled
  * code point by code point (a lone surrogate is one code point, as in Python).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { NONPRINTABLE_RANGES, TITLE_EXCEPTIONS } from "./unicode-data.js";
 

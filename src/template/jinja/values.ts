@@ -13,7 +13,7 @@
  * | markupsafe.Markup          | Markup                                            |
  * | range, dict views, generators, Namespace, Cycler, Joiner, Macro, functions | classes below |
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type { RenderState } from "./runtime.js";
 
