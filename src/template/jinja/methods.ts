@@ -428,13 +428,9 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
   },
   format: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     const kw = k ?? new Map<string, unknown>();
-    if (self instanceof Markup) {
-      const ea = a.map((x) => (isStr(x) || x === null || typeof x !== "object" ? markupEscape(x) : x));
-      return strFormat(s, ea, kw, lookups(rs), rs);
-    }
-    return strFormat(s, a, kw, lookups(rs), rs);
+    return strFormat(s, a, kw, lookups(rs), rs, 0, self instanceof Markup);
   },
-  format_map: (rs: RenderState, s: string, a: Args, k: Kw) => {
+  format_map: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     if (k !== null && k.size > 0) throw typeError("format_map() takes no keyword arguments");
     if (a.length !== 1) throw typeError(`format_map() takes exactly one argument (${a.length} given)`);
     const m = a[0];
@@ -442,7 +438,7 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const kw = new Map<string, unknown>();
     rs.charge(dictSize(m) * ENTRY_UNITS);
     for (const key of dictKeys(m)) kw.set(String(key), dictGet(m, key));
-    return strFormat(s, [], kw, lookups(rs), rs);
+    return strFormat(s, [], kw, lookups(rs), rs, 0, self instanceof Markup);
   },
   isalnum: (_rs: RenderState, s: string) => pyIsAlnum(s),
   isalpha: (_rs: RenderState, s: string) => pyIsAlpha(s),
