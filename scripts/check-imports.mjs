@@ -2,7 +2,7 @@
 // imports included) and no cycle among the imports that remain at run time (a type-only import
 // is erased by tsc and orders no module evaluation). Exits 1 listing every problem found.
 //
-//   node scripts/check-imports.mjs [--graph]     (run by `npm test`)
+//   node scripts/check-imports.mjs [--graph] [--src DIR]     (run by `npm test`; DIR: another tree)
 //
 // A file's layer is the longest prefix of its path (relative to src/, without extension) listed
 // in LAYERS; a file may import files of its own layer or of layers listed before it. Files
@@ -12,7 +12,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const SRC = join(ROOT, "src");
+const srcArg = process.argv.indexOf("--src");
+const SRC = srcArg >= 0 ? resolve(process.argv[srcArg + 1]) : join(ROOT, "src");
 
 /** Layers, lowest first; a group of names in one entry is one layer (they may not import each other). */
 const LAYERS = [
