@@ -141,6 +141,25 @@ def strings():
         "{{ '{a}'.format_map({'a': 1}) }}",
         "{{ '%s'|format('x') }}|{{ '%s-%s'|format(1, 2) }}|{{ '%(k)s'|format(k='v') }}",
         "{{ '%s'|format(1, k=2) }}",
+    ]) + many("markupfmt", [
+        # Markup.format / format_map escape each field after formatting it (markupsafe's
+        # EscapeFormatter); a Markup argument is inserted as is and takes no spec
+        "{{ ('{a}|' | safe).format_map({'a': '<b>'}) }}",
+        "{{ ('{a}|' | safe).format(a='<b>') }}",
+        "{{ ('{}|{}' | safe).format('<b>', 3) }}",
+        "{{ ('{:>5}|' | safe).format('<') }}",
+        "{{ ('{!r}|' | safe).format('<b>') }}",
+        "{{ ('{a!r}|{b:>5}' | safe).format_map({'a': '<b>', 'b': '<'}) }}",
+        "{{ ('{}' | safe).format('<i>' | safe) }}",
+        "{{ ('{:>3}' | safe).format('<i>' | safe) }}",
+        "{{ ('{0:{1}}' | safe).format('x', '<5') }}",
+        "{{ ('{0:{1}}' | safe).format('x', '>5') }}",
+        "{{ ('{}|{}|{}' | safe).format(none, 1.5, [1, '<']) }}",
+        "{{ ('{a[0]}' | safe).format_map({'a': ['<']}) }}",
+        "{{ ('{}' | safe).format(\"'&\\\"\") }}",
+        "{{ ('{x}' | safe).format_map({'x': '<' | safe}) }}",
+        "{{ ('{:d}' | safe).format(5) }}",
+        "{{ '{0:5zz}'.format('x') }}",
     ])
 
 

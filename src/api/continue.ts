@@ -17,7 +17,7 @@
  * TypeError); the render does not hold the message.
  */
 import { DeltatokError } from "../errors.js";
-import { pyStrip } from "../template/pystr.js";
+import { pyStrip } from "../template/jinja/pystr.js";
 import { KEY_ORDER, setKeyOrder } from "../json/values.js";
 
 /** The sentinel transformers appends to the final message (the trailing space is part of it). */

@@ -117,7 +117,7 @@ export interface DeltatokOptions {
   renderer?: RendererKind;
   /**
    * In `incremental` mode, also render incrementally: a conversation's next request replays the
-   * parts of its previous render whose inputs did not change (src/template/INCREMENTAL.md), so a
+   * parts of its previous render whose inputs did not change (src/template/incremental/INCREMENTAL.md), so a
    * request costs about what it appended. `false` renders every request whole (tokenization
    * stays incremental). Only the `python` renderer renders incrementally.
    * @defaultValue true

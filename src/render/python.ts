@@ -1,7 +1,7 @@
 /**
  * The "python" renderer: deltatok's own Jinja2 evaluator (src/template), byte-identical to
  * transformers' apply_chat_template. The renderer owns its template's compilation. It also
- * renders incrementally (src/template/INCREMENTAL.md): a conversation's next render replays the
+ * renders incrementally (src/template/incremental/INCREMENTAL.md): a conversation's next render replays the
  * parts of the previous one whose inputs did not change.
  */
 import { DeltatokError } from "../errors.js";

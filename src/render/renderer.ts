@@ -18,7 +18,7 @@ export interface RenderOutput {
   generation: Array<[number, number]>;
 }
 
-/** Work counters of incremental renders (see src/template/INCREMENTAL.md). */
+/** Work counters of incremental renders (see src/template/incremental/INCREMENTAL.md). */
 export type RenderWork = IncrementalStats;
 
 /** A previous render of the same conversation, as the engine kept it. */

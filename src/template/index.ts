@@ -1,49 +1,23 @@
 /**
- * The Python-exact chat-template renderer: compiles a Jinja2 template once and renders it with
- * output byte-identical to Hugging Face transformers' `apply_chat_template` (Python Jinja2
- * `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols,
- * generation])`, HF's `tojson`, `raise_exception`, `strftime_now`).
+ * The chat-template renderer deltatok uses: the Python-exact Jinja2 engine (./jinja, whole
+ * renders) plus incremental rendering on top of it (./incremental: a conversation's next render
+ * replays the units of its previous one whose observed inputs are unchanged).
  *
- * Layer: template (imports errors and json only).
+ * Layer: template (imports errors and json, and its two parts).
  */
-import type { MessageMarks } from "./runtime.js";
-import { DeltatokError } from "../errors.js";
-import type { ErrorCode } from "../errors.js";
-import type { AnyNode, TemplateNode } from "./ast.js";
-import { compileTree } from "./compiler.js";
-import type { CompiledRoot } from "./compiler.js";
-import { makeGlobals } from "./globals.js";
-import { parseTemplate } from "./parser.js";
-import { PyError } from "./pyerror.js";
-import { RenderState } from "./runtime.js";
-import { PathSpace, ReplayError, Trace, Tracker, TrackingBudgetError, emptyStats } from "./track.js";
-import type { IncrementalStats } from "./track.js";
+import { compile, ENGINE_BUDGET, toDeltatok, type JinjaTemplate } from "./jinja/template.js";
+import type { RenderBudget as EngineBudget, RenderOptions as EngineOptions, RenderResult } from "./jinja/template.js";
+import { compileTracked, type TrackedRoot } from "./incremental/tracked-compiler.js";
+import { PathSpace, TrackingBudgetError } from "./incremental/paths.js";
+import { ReplayError, Trace, emptyStats } from "./incremental/records.js";
+import { Tracker } from "./incremental/track.js";
+import type { IncrementalStats } from "./incremental/records.js";
 export type { IncrementalStats };
-import { childNodes } from "./symbols.js";
+export { TemplateErrorDetail, pythonErrorString } from "./jinja/template.js";
+export type { CompileOptions, RenderResult } from "./jinja/template.js";
+import type { CompileOptions } from "./jinja/template.js";
 
-export interface CompileOptions {
-  /** Reserved for future use (e.g. alternative environments). */
-  readonly name?: string;
-}
-
-export interface RenderBudget {
-  /** Evaluation steps (statements, loop iterations, calls, per-item work in filters). Default 50,000,000. */
-  maxSteps?: number;
-  /** Largest single output or intermediate string, in UTF-16 units (lists: a sixteenth as many items). Default 256M. */
-  maxOutputChars?: number;
-  /**
-   * The build budget: the total size of everything a render builds — its output and every
-   * string, list, dict or big int an operation makes, charged before it is made — in units of
-   * one UTF-16 code unit (≤ 2 bytes); a list item counts 16, a dict entry 48, a template-made
-   * object 64 (src/template/ops.ts). Bounds what one render can allocate, whatever it keeps.
-   * Default 128 Mi units (see DEFAULT_BUDGET).
-   */
-  maxBuildUnits?: number;
-  /**
-   * Deepest nesting of macro calls / recursive loops. Default 198: where CPython's default
-   * recursion limit makes Jinja2 raise RecursionError for nested macro calls.
-   */
-  maxDepth?: number;
+export interface RenderBudget extends EngineBudget {
   /**
    * Incremental renders: the largest tracking state one render may add (records, observations,
    * snapshots of observed values, new paths; estimated bytes). Past it the render is done whole,
@@ -53,11 +27,7 @@ export interface RenderBudget {
   maxTrackBytes?: number;
 }
 
-export interface RenderOptions {
-  /** Record where each message's rendering began (RenderResult.messageStarts). Plain renders only. */
-  messageStarts?: boolean;
-  /** strftime_now's clock; its UTC fields are the naive datetime. Default: the current local time. */
-  now?: Date;
+export interface RenderOptions extends EngineOptions {
   budget?: RenderBudget;
   /**
    * Incremental renders only: content versions of the items of `vars.messages` (the list
@@ -67,23 +37,6 @@ export interface RenderOptions {
    * checks of what it read inside that item (INCREMENTAL.md, "Unchanged messages").
    */
   itemVersions?: { readonly list: readonly unknown[]; readonly versions: readonly number[] };
-}
-
-export interface RenderResult {
-  /**
-   * With `messageStarts`: for each message (by index), the offset in `text` where the first loop
-   * iteration over that message object that wrote output began; -1 when none did.
-   */
-  messageStarts?: number[];
-  /** With `messageStarts`: where each of those iterations' output ended (-1: none). */
-  messageEnds?: number[];
-  text: string;
-  /** [start, end) UTF-16 offsets into text of each {% generation %} body, in order */
-  generation: Array<[number, number]>;
-  /** evaluation steps used (for budgets and for tests that bound work) */
-  steps: number;
-  /** build units charged (RenderBudget.maxBuildUnits): what the render built, output included */
-  built: number;
 }
 
 /** A previous incremental render of the same conversation (what the engine kept of it). */
@@ -125,89 +78,21 @@ export interface CompiledTemplate {
   renderIncremental(vars: Record<string, unknown>, options: RenderOptions, prev: PreviousRender | null): IncrementalResult;
 }
 
-/**
- * What Python raised, attached as `cause` of template DeltatokErrors: `pythonType: pythonMessage`
- * is exactly the error string the reference renderer (shared/oracle/render.py) prints.
- */
-export class TemplateErrorDetail {
-  readonly pythonType: string;
-  readonly pythonMessage: string;
-  readonly line: number | undefined;
-  constructor(pythonType: string, pythonMessage: string, line: number | undefined) {
-    this.pythonType = pythonType;
-    this.pythonMessage = pythonMessage;
-    this.line = line;
-  }
-  toString(): string {
-    return `${this.pythonType}: ${this.pythonMessage}`;
-  }
-}
-
-/** The reference's error string (`TypeError: ...`) for a template DeltatokError, else null. */
-export function pythonErrorString(e: unknown): string | null {
-  if (e instanceof DeltatokError && e.cause instanceof TemplateErrorDetail) return e.cause.toString();
-  return null;
-}
-
 export const DEFAULT_BUDGET: Readonly<Required<RenderBudget>> = Object.freeze({
-  maxSteps: 50_000_000,
-  maxOutputChars: 256 * 1024 * 1024,
-  maxDepth: 198,
-  maxBuildUnits: 128 * 1024 * 1024,
+  ...ENGINE_BUDGET,
   maxTrackBytes: 32 * 1024 * 1024,
 });
-
-const GLOBALS = makeGlobals();
-
-function toDeltatok(e: unknown): DeltatokError {
-  if (e instanceof DeltatokError) return e;
-  if (e instanceof PyError) {
-    const detail = new TemplateErrorDetail(e.pyType, e.message, e.lineno);
-    let message: string;
-    if (e.code === "DT_TEMPLATE_RAISED") message = e.message;
-    else if (e.code === "DT_TEMPLATE_SYNTAX") message = `${e.pyType}: ${e.message}${e.lineno !== undefined ? ` (line ${e.lineno})` : ""}`;
-    else message = `${e.pyType}: ${e.message}`;
-    return new DeltatokError(e.code as ErrorCode, message, { cause: detail });
-  }
-  if (e instanceof RangeError) {
-    const detail = new TemplateErrorDetail("RecursionError", e.message, undefined);
-    return new DeltatokError("DT_TEMPLATE_BUDGET", `template evaluation too deep or too large: ${e.message}`, { cause: detail });
-  }
-  const msg = e instanceof Error ? e.message : String(e);
-  return new DeltatokError("DT_INTERNAL", `template engine failure: ${msg}`, { cause: e });
-}
-
-function usesName(node: AnyNode, name: string): boolean {
-  if (node.kind === "Name" && node.name === name) return true;
-  for (const c of childNodes(node)) if (usesName(c, name)) return true;
-  return false;
-}
 
 class Template implements CompiledTemplate {
   readonly source: string;
   readonly readsClock: boolean;
-  readonly #root: CompiledRoot;
-  readonly #tree: TemplateNode;
-  #tracked: CompiledRoot | null = null;
+  readonly #engine: JinjaTemplate;
+  #tracked: TrackedRoot | null = null;
 
-  constructor(source: string, tree: TemplateNode, root: CompiledRoot) {
-    this.source = source;
-    this.readsClock = usesName(tree, "strftime_now");
-    this.#root = root;
-    this.#tree = tree;
-  }
-
-  #state(vars: Record<string, unknown>, options: RenderOptions): RenderState {
-    if (typeof vars !== "object" || vars === null) {
-      throw new DeltatokError("DT_INVALID_OPTION", "render vars must be an object");
-    }
-    const b = options.budget ?? {};
-    return new RenderState(vars, GLOBALS, options.now, {
-      maxSteps: b.maxSteps ?? DEFAULT_BUDGET.maxSteps,
-      maxOutputChars: b.maxOutputChars ?? DEFAULT_BUDGET.maxOutputChars,
-      maxDepth: b.maxDepth ?? DEFAULT_BUDGET.maxDepth,
-      maxBuildUnits: b.maxBuildUnits ?? DEFAULT_BUDGET.maxBuildUnits,
-    });
+  constructor(engine: JinjaTemplate) {
+    this.source = engine.source;
+    this.readsClock = engine.readsClock;
+    this.#engine = engine;
   }
 
   /**
@@ -223,34 +108,14 @@ class Template implements CompiledTemplate {
   }
 
   render(vars: Record<string, unknown>, options: RenderOptions = {}): RenderResult {
-    const rs = this.#state(vars, options);
-    let marks: MessageMarks | null = null;
-    if (options.messageStarts === true && Array.isArray(vars.messages)) {
-      const index = new Map<object, number>();
-      (vars.messages as unknown[]).forEach((m, i) => {
-        if (typeof m === "object" && m !== null && !index.has(m)) index.set(m, i);
-      });
-      const n = (vars.messages as unknown[]).length;
-      marks = rs.marks = { index, starts: new Array<number>(n).fill(-1), ends: new Array<number>(n).fill(-1) };
-    }
-    try {
-      this.#root.run(rs);
-    } catch (e) {
-      throw toDeltatok(e);
-    }
-    const out: RenderResult = { text: rs.out, generation: rs.generation, steps: rs.steps, built: rs.built };
-    if (marks !== null) {
-      out.messageStarts = marks.starts;
-      out.messageEnds = marks.ends;
-    }
-    return out;
+    return this.#engine.render(vars, options);
   }
 
   renderIncremental(vars: Record<string, unknown>, options: RenderOptions = {}, prev: PreviousRender | null = null): IncrementalResult {
     let tracked = this.#tracked;
     if (tracked === null) {
       try {
-        tracked = this.#tracked = compileTree(this.#tree, true);
+        tracked = this.#tracked = compileTracked(this.#engine.tree);
       } catch (e) {
         throw toDeltatok(e);
       }
@@ -260,9 +125,9 @@ class Template implements CompiledTemplate {
     const space = trace?.space ?? new PathSpace();
     const maxTrack = options.budget?.maxTrackBytes ?? DEFAULT_BUDGET.maxTrackBytes;
     for (;;) {
-      const rs = this.#state(vars, options);
+      const rs = this.#engine.state(vars, options);
       const tk = new Tracker(rs, trace, space, tracked.conds, tracked.condPos, maxTrack);
-      rs.tk = tk;
+      rs.observer = tk;
       const iv = options.itemVersions;
       if (iv !== undefined) tk.setVersions(iv.list, iv.versions);
       try {
@@ -296,20 +161,5 @@ class Template implements CompiledTemplate {
 
 /** Compiles a chat template; throws DT_TEMPLATE_SYNTAX with Jinja2's message. */
 export function compileTemplate(source: string, options: CompileOptions = {}): CompiledTemplate {
-  void options;
-  if (typeof source !== "string") throw new DeltatokError("DT_INVALID_OPTION", "template source must be a string");
-  let tree: TemplateNode;
-  let root: CompiledRoot;
-  try {
-    tree = parseTemplate(source);
-    root = compileTree(tree);
-  } catch (e) {
-    if (e instanceof RangeError) {
-      throw new DeltatokError("DT_TEMPLATE_BUDGET", "template nesting too deep to compile", {
-        cause: new TemplateErrorDetail("RecursionError", "maximum recursion depth exceeded", undefined),
-      });
-    }
-    throw toDeltatok(e);
-  }
-  return new Template(source, tree, root);
+  return new Template(compile(source, options));
 }

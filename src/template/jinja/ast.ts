@@ -1,7 +1,7 @@
 /**
  * Template syntax tree: the node kinds of Jinja2's `nodes` module that the parser produces.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 
 export type Ctx = "load" | "store" | "param";

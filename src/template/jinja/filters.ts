@@ -3,115 +3,29 @@
  * generators where Jinja2 returns generators (map, select, items, unique, batch, ...), Python
  * sorting and comparison, Markup propagation, and Python's argument errors.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
-import { PyFloat } from "../json/values.js";
-import { DumpsTooLarge, JsonDumpsError, dumps } from "../json/dumps.js";
+import { PyFloat } from "../../json/values.js";
+import { DumpsTooLarge, JsonDumpsError, dumps } from "../../json/dumps.js";
 import { PyError, typeError } from "./pyerror.js";
-import {
-  ITEM_UNITS,
-  PIECE_UNITS,
-  TUPLE_UNITS,
-  bigOut,
-  dictItems,
-  dictKeys,
-  dictSize,
-  failUndefined,
-  fval,
-  isDict,
-  isFloat,
-  isInt,
-  isIterable,
-  isNumber,
-  isStr,
-  mapKey,
-  mkFloat,
-  mkInt,
-  parsePyFloat,
-  parsePyInt,
-  pyAdd,
-  pyCompare,
-  pyMul,
-  pySub,
-  pyContains,
-  pyEq,
-  pyIter,
-  pyLen,
-  pyList,
-  pyMod,
-  pyRepr,
-  pyStr,
-  strOf,
-  truthy,
-  typeName,
-} from "./ops.js";
+import { ITEM_UNITS, PIECE_UNITS, TUPLE_UNITS, dictItems, dictKeys, dictSize, failUndefined, fval, isDict, isFloat, isInt, isIterable, isNumber, isStr, mapKey, mkFloat, mkInt, pyCompare, pyEq, pyIter, pyLen, pyList, pyRepr, pyStr, strOf, truthy, typeName } from "./ops.js";
+import { bigOut, parsePyFloat, parsePyInt, pyAdd, pyMul, pySub } from "./arith.js";
 import type { SizeGuard } from "./ops.js";
 import { percentFormat, fmtF } from "./format.js";
-import {
-  cpArray,
-  pyCapitalize,
-  pyCenter,
-  pyIsLower,
-  pyIsUpper,
-  lineCount,
-  pySplitlines,
-} from "./pystr.js";
+import { cpArray, pyCapitalize, pyCenter, lineCount, pySplitlines } from "./pystr.js";
 import { attrOf, caseMapped, escapedStr, replaced, stripped, striptags } from "./methods.js";
 import { pformat, titleWords, urlQuote, wrapLine } from "./layout.js";
 import type { RenderState } from "./runtime.js";
 import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
-import { LoopContext, callValue, getAttr, getItem, isCallable, pySlice } from "./runtime.js";
+import { callValue, pySlice } from "./runtime.js";
+import { getAttr, getItem } from "./methods.js";
 import { DictView, GROUP, MISSING, Markup, PyDict, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
 
-export type FilterFn = (rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null) => unknown;
-export type TestFn = (rs: RenderState, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null) => boolean;
-
-const NONE = Symbol("no-default");
-
-/**
- * Python argument binding for `def f(value, p1=d1, ...)`: returns the parameter values.
- * `params` lists [name, default] (NONE = required).
- */
-/** Python filter functions that receive a context/environment/eval-context first (counted by Python). */
-const PASS_ARG = new Set(["sync_do_join", "sync_do_first", "sync_do_groupby", "sync_do_sum", "sync_do_unique", "do_attr", "do_last", "do_max", "do_min", "do_random", "do_replace", "do_sort", "do_truncate", "do_wordwrap", "do_xmlattr"]);
-
-function fbind(fname: string, args: unknown[], kwargs: Map<string, unknown> | null, params: Array<[string, unknown]>): unknown[] {
-  const extra = PASS_ARG.has(fname) ? 1 : 0;
-  const total = params.length + 1 + extra;
-  const required = params.filter((p) => p[1] === NONE).length + 1 + extra;
-  if (args.length > params.length) {
-    const given = args.length + 1 + extra;
-    if (required === total) throw typeError(`${fname}() takes ${total} positional argument${total === 1 ? "" : "s"} but ${given} were given`);
-    throw typeError(`${fname}() takes from ${required} to ${total} positional arguments but ${given} were given`);
-  }
-  const out = params.map((_, i) => (i < args.length ? args[i] : MISSING));
-  if (kwargs !== null) {
-    for (const [k, v] of kwargs) {
-      const i = params.findIndex((p) => p[0] === k);
-      if (i < 0) throw typeError(`${fname}() got an unexpected keyword argument ${pyRepr(k)}`);
-      if (out[i] !== MISSING) throw typeError(`${fname}() got multiple values for argument ${pyRepr(k)}`);
-      out[i] = v;
-    }
-  }
-  const missing: string[] = [];
-  for (let i = 0; i < params.length; i++) {
-    if (out[i] === MISSING) {
-      const d = (params[i] as [string, unknown])[1];
-      if (d === NONE) missing.push((params[i] as [string, unknown])[0]);
-      else out[i] = d;
-    }
-  }
-  if (missing.length > 0) {
-    const names = missing.map((m) => pyRepr(m));
-    const list = names.length === 1 ? names[0] : names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
-    throw typeError(`${fname}() missing ${missing.length} required positional argument${missing.length === 1 ? "" : "s"}: ${list}`);
-  }
-  return out;
-}
-
-function noArgs(fname: string, args: unknown[], kwargs: Map<string, unknown> | null): void {
-  fbind(fname, args, kwargs, []);
-}
+import { NONE, fbind, noArgs, noSuchCallable } from "./bind.js";
+import { addTest, callTestByName } from "./tests.js";
+import type { FilterFn } from "./bind.js";
+export type { FilterFn, TestFn } from "./bind.js";
+export { TESTS } from "./tests.js";
 
 /** markupsafe.soft_str */
 function softStr(v: unknown, g: SizeGuard): string | Markup {
@@ -349,28 +263,9 @@ function pyStrOrErr(v: unknown): string {
   throw typeError(`sequence item 0: expected str instance, ${typeName(v)} found`);
 }
 
-/** Jinja2's error for a filter or test name that does not exist (an undefined name says why). */
-function noSuchCallable(kind: "filter" | "test", name: unknown): PyError {
-  let msg = `No ${kind} named ${pyRepr(name)}.`;
-  if (name instanceof Undefined) {
-    try {
-      failUndefined(name);
-    } catch (e) {
-      msg = `${msg} (${(e as Error).message}; did you forget to quote the callable name?)`;
-    }
-  }
-  return new PyError("TemplateRuntimeError", msg);
-}
-
 function callFilterByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): unknown {
   const f = typeof name === "string" ? FILTERS.get(name) : undefined;
   if (f === undefined) throw noSuchCallable("filter", name);
-  return f(rs, value, args, kwargs);
-}
-
-export function callTestByName(rs: RenderState, name: unknown, value: unknown, args: unknown[], kwargs: Map<string, unknown> | null): boolean {
-  const f = typeof name === "string" ? TESTS.get(name) : undefined;
-  if (f === undefined) throw noSuchCallable("test", name);
   return f(rs, value, args, kwargs);
 }
 
@@ -952,96 +847,5 @@ function minMax(rs: RenderState, v: unknown, a: unknown[], k: Map<string, unknow
 
 export const FILTERS: ReadonlyMap<string, FilterFn> = new Map(Object.entries(F));
 
-// ---- tests -----------------------------------------------------------------------------------
-
-function tbind(fname: string, args: unknown[], kwargs: Map<string, unknown> | null, params: Array<[string, unknown]>): unknown[] {
-  return fbind(fname, args, kwargs, params);
-}
-
-function cmpTest(op: "eq" | "ne" | "lt" | "lteq" | "gt" | "gteq", pyop: string): TestFn {
-  return (_rs, v, a, k) => {
-    if (k !== null && k.size > 0) throw typeError(`${pyop}() takes no keyword arguments`);
-    if (a.length !== 1) throw typeError(`${pyop} expected 2 arguments, got ${a.length + 1}`);
-    const b = a[0];
-    switch (op) {
-      case "eq":
-        return pyEq(v, b);
-      case "ne":
-        return !pyEq(v, b);
-      case "lt":
-        return pyCompare(v, b, "lt") < 0;
-      case "lteq":
-        return pyCompare(v, b, "lteq") <= 0;
-      case "gt":
-        return pyCompare(v, b, "gt") > 0;
-      default:
-        return pyCompare(v, b, "gteq") >= 0;
-    }
-  };
-}
-
-function modEq(rs: RenderState, v: unknown, m: unknown, r: number): boolean {
-  const x = pyMod(v, m, rs, (s, args) => percentFormat(s as string, args, rs));
-  return pyEq(x, r);
-}
-
-const T: Record<string, TestFn> = {
-  odd: (rs, v, a, k) => (tbind("test_odd", a, k, []), modEq(rs, v, 2, 1)),
-  even: (rs, v, a, k) => (tbind("test_even", a, k, []), modEq(rs, v, 2, 0)),
-  divisibleby: (rs, v, a, k) => {
-    const [num] = tbind("test_divisibleby", a, k, [["num", NONE]]);
-    return modEq(rs, v, num, 0);
-  },
-  defined: (_rs, v, a, k) => (tbind("test_defined", a, k, []), !(v instanceof Undefined)),
-  undefined: (_rs, v, a, k) => (tbind("test_undefined", a, k, []), v instanceof Undefined),
-  filter: (_rs, v, a, k) => (tbind("test_filter", a, k, []), typeof v === "string" && FILTERS.has(v)),
-  test: (_rs, v, a, k) => (tbind("test_test", a, k, []), typeof v === "string" && TESTS.has(v)),
-  none: (_rs, v, a, k) => (tbind("test_none", a, k, []), v === null),
-  boolean: (_rs, v, a, k) => (tbind("test_boolean", a, k, []), typeof v === "boolean"),
-  false: (_rs, v, a, k) => (tbind("test_false", a, k, []), v === false),
-  true: (_rs, v, a, k) => (tbind("test_true", a, k, []), v === true),
-  integer: (_rs, v, a, k) => (tbind("test_integer", a, k, []), isInt(v)),
-  float: (_rs, v, a, k) => (tbind("test_float", a, k, []), isFloat(v)),
-  lower: (rs, v, a, k) => (tbind("test_lower", a, k, []), pyIsLower(pyStr(v, rs))),
-  upper: (rs, v, a, k) => (tbind("test_upper", a, k, []), pyIsUpper(pyStr(v, rs))),
-  string: (_rs, v, a, k) => (tbind("test_string", a, k, []), isStr(v)),
-  mapping: (_rs, v, a, k) => (tbind("test_mapping", a, k, []), isDict(v)),
-  number: (_rs, v, a, k) => (tbind("test_number", a, k, []), isNumber(v)),
-  sequence: (_rs, v, a, k) => {
-    tbind("test_sequence", a, k, []);
-    return isStr(v) || Array.isArray(v) || isDict(v) || v instanceof PyRange || v instanceof Undefined;
-  },
-  iterable: (_rs, v, a, k) => (tbind("test_iterable", a, k, []), isIterable(v) || v instanceof LoopContext),
-  callable: (_rs, v, a, k) => {
-    if (a.length > 0 || (k !== null && k.size > 0)) throw typeError(`callable() takes exactly one argument (${a.length + 1} given)`);
-    return isCallable(v);
-  },
-  sameas: (_rs, v, a, k) => {
-    const [other] = tbind("test_sameas", a, k, [["other", NONE]]);
-    if (typeof v === "number" && typeof other === "number") return v === other && Number.isInteger(v) === Number.isInteger(other);
-    return v === other;
-  },
-  escaped: (_rs, v, a, k) => (tbind("test_escaped", a, k, []), v instanceof Markup),
-  in: (_rs, v, a, k) => {
-    const [seq] = tbind("test_in", a, k, [["seq", NONE]]);
-    return pyContains(seq, v);
-  },
-  "==": cmpTest("eq", "eq"),
-  eq: cmpTest("eq", "eq"),
-  equalto: cmpTest("eq", "eq"),
-  "!=": cmpTest("ne", "ne"),
-  ne: cmpTest("ne", "ne"),
-  ">": cmpTest("gt", "gt"),
-  gt: cmpTest("gt", "gt"),
-  greaterthan: cmpTest("gt", "gt"),
-  ">=": cmpTest("gteq", "ge"),
-  ge: cmpTest("gteq", "ge"),
-  "<": cmpTest("lt", "lt"),
-  lt: cmpTest("lt", "lt"),
-  lessthan: cmpTest("lt", "lt"),
-  "<=": cmpTest("lteq", "le"),
-  le: cmpTest("lteq", "le"),
-};
-
-export const TESTS: ReadonlyMap<string, TestFn> = new Map(Object.entries(T));
-
+// the `filter` test needs the filter table
+addTest("filter", (_rs, v, a, k) => (fbind("test_filter", a, k, []), typeof v === "string" && FILTERS.has(v)));

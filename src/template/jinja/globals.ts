@@ -2,7 +2,7 @@
  * Template globals: Jinja2's defaults (`range` — the sandbox's size-limited one —, `dict`,
  * `lipsum`, `cycler`, `joiner`, `namespace`) and HF's `raise_exception` and `strftime_now`.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { PyError, typeError, valueError } from "./pyerror.js";
 import { ENTRY_UNITS, OBJECT_UNITS, TUPLE_UNITS, dictGet, dictItems, dictKeys, dictSet, dictSize, isDict, isStr, newDict, pyList, pyStr, strOf, typeName } from "./ops.js";

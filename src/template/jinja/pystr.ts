@@ -3,7 +3,7 @@
  * unit. Strings without surrogates (the common case) take the fast paths; others are handled
  * code point by code point (a lone surrogate is one code point, as in Python).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { NONPRINTABLE_RANGES, TITLE_EXCEPTIONS } from "./unicode-data.js";
 
@@ -694,7 +694,7 @@ export function pyExpandtabs(s: string, tabsize: number): string {
 
 /** Python string comparison (code point order): negative, zero or positive. */
 /** Python str ordering (by code point). */
-export { compareCodePoints as pyStrCompare } from "../json/dumps.js";
+export { compareCodePoints as pyStrCompare } from "../../json/dumps.js";
 
 /** markupsafe.escape for a plain string. */
 export function htmlEscape(s: string): string {

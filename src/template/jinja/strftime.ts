@@ -4,7 +4,7 @@
  * the rest, including its flags (`-`, `_`, `0`, `^`, `#`), field widths, the E/O modifiers and
  * unknown conversions (copied through).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { StrBuilder } from "./pystr.js";
 

@@ -5,9 +5,9 @@
  * or dict exist but are unsafe (SecurityError when used); anything else unknown is missing.
  * Nothing here ever reaches a JS property of a JS object.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
-import { PyFloat } from "../json/values.js";
+import { PyFloat } from "../../json/values.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
 import { strFormat } from "./format.js";
 import {
@@ -86,10 +86,12 @@ import {
   mkTuple,
 } from "./values.js";
 
-// The runtime module defines these; imported lazily to avoid an evaluation cycle.
-import * as rt from "./runtime.js";
+import { LoopContext, Macro, TemplateReference } from "./runtime.js";
+import { dataValue, failUndefined, isInt, isPlainDict } from "./ops.js";
+import { cpToUnit, hasSurrogates } from "./pystr.js";
+import { Undefined } from "./values.js";
 
-const UNSAFE_MARK = (): symbol => rt.UNSAFE;
+const UNSAFE_MARK = (): symbol => UNSAFE;
 
 // ---- argument binding ------------------------------------------------------------------------
 
@@ -426,13 +428,9 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
   },
   format: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     const kw = k ?? new Map<string, unknown>();
-    if (self instanceof Markup) {
-      const ea = a.map((x) => (isStr(x) || x === null || typeof x !== "object" ? markupEscape(x) : x));
-      return strFormat(s, ea, kw, lookups(rs), rs);
-    }
-    return strFormat(s, a, kw, lookups(rs), rs);
+    return strFormat(s, a, kw, lookups(rs), rs, 0, self instanceof Markup);
   },
-  format_map: (rs: RenderState, s: string, a: Args, k: Kw) => {
+  format_map: (rs: RenderState, s: string, a: Args, k: Kw, self: string | Markup) => {
     if (k !== null && k.size > 0) throw typeError("format_map() takes no keyword arguments");
     if (a.length !== 1) throw typeError(`format_map() takes exactly one argument (${a.length} given)`);
     const m = a[0];
@@ -440,7 +438,7 @@ export const STR_METHODS: Record<string, StrMethod> = Object.assign(Object.creat
     const kw = new Map<string, unknown>();
     rs.charge(dictSize(m) * ENTRY_UNITS);
     for (const key of dictKeys(m)) kw.set(String(key), dictGet(m, key));
-    return strFormat(s, [], kw, lookups(rs), rs);
+    return strFormat(s, [], kw, lookups(rs), rs, 0, self instanceof Markup);
   },
   isalnum: (_rs: RenderState, s: string) => pyIsAlnum(s),
   isalpha: (_rs: RenderState, s: string) => pyIsAlpha(s),
@@ -478,7 +476,7 @@ export function callStrMethod(rs: RenderState, self: string | Markup, name: stri
 }
 
 function lookups(rs: RenderState): { getattr(o: unknown, n: string): unknown; getitem(o: unknown, k: unknown): unknown } {
-  return { getattr: (o, n) => rt.getAttr(rs, o, n), getitem: (o, k) => rt.getItem(rs, o, k) };
+  return { getattr: (o, n) => getAttr(rs, o, n), getitem: (o, k) => getItem(rs, o, k) };
 }
 
 // ---- list / tuple / dict methods ------------------------------------------------------------
@@ -670,8 +668,8 @@ export function attrOf(rs: RenderState, obj: unknown, name: string): unknown {
     return MISSING;
   }
   if (obj instanceof Namespace) return obj.attrs.has(name) ? obj.attrs.get(name) : MISSING;
-  if (obj instanceof rt.LoopContext) return loopAttr(obj, name);
-  if (obj instanceof rt.Macro) {
+  if (obj instanceof LoopContext) return loopAttr(obj, name);
+  if (obj instanceof Macro) {
     const d = obj.def;
     switch (name) {
       case "name":
@@ -774,7 +772,7 @@ function strBound(self: string | Markup, name: string): PyFunction {
 }
 
 /** A loop attribute (or MISSING): what getattr(loop, name) gives for names not starting with "_". */
-export function loopAttr(lc: rt.LoopContext, name: string): unknown {
+export function loopAttr(lc: LoopContext, name: string): unknown {
   switch (name) {
     case "index0":
       return lc.index0;
@@ -843,5 +841,110 @@ export function striptags(g: SizeGuard, value: string): string {
   g.buildStr(2 * v.length);
   v = pySplit(v, null, -1).join(" ");
   return unescapeHtml(v);
+}
+
+// ---- sandboxed attribute / item access -------------------------------------------------------
+
+/** Marker: Python has the attribute but the sandbox forbids it. */
+export const UNSAFE: unique symbol = Symbol("unsafe") as never;
+
+export function unsafeUndefined(obj: unknown, name: string): Undefined {
+  return new Undefined(`access to attribute ${pyRepr(name)} of ${pyRepr(typeName(obj))} object is unsafe.`, obj, name, "SecurityError");
+}
+
+/** Python obj[key] without the attribute fallback: value or MISSING (TypeError/LookupError). */
+export function itemOf(obj: unknown, key: unknown): unknown {
+  if (Array.isArray(obj)) {
+    let i: number;
+    if (typeof key === "number" && Number.isInteger(key)) i = key;
+    else if (typeof key === "boolean") i = key ? 1 : 0;
+    else if (typeof key === "bigint") return MISSING;
+    else return MISSING;
+    if (i < 0) i += obj.length;
+    if (i < 0 || i >= obj.length) return MISSING;
+    const v = obj[i];
+    return v === undefined ? null : v;
+  }
+  if (typeof obj === "object" && obj !== null) {
+    if (isDict(obj)) {
+      try {
+        return dictGet(obj, key);
+      } catch {
+        return MISSING;
+      }
+    }
+    if (obj instanceof TemplateReference) {
+      return typeof key === "string" ? obj.block(key) : MISSING;
+    }
+    if (obj instanceof PyRange) {
+      if (!isInt(key) && typeof key !== "boolean") return MISSING;
+      let i = Number(key);
+      if (i < 0) i += obj.length;
+      if (i < 0 || i >= obj.length) return MISSING;
+      return obj.at(i);
+    }
+  }
+  if (typeof obj === "string" || obj instanceof Markup) {
+    const s = strOf(obj);
+    let i: number;
+    if (typeof key === "number" && Number.isInteger(key)) i = key;
+    else if (typeof key === "boolean") i = key ? 1 : 0;
+    else return MISSING;
+    if (!hasSurrogates(s)) {
+      if (i < 0) i += s.length;
+      if (i < 0 || i >= s.length) return MISSING;
+      const c = s[i] as string;
+      return obj instanceof Markup ? new Markup(c) : c;
+    }
+    // by code point, without materializing the string's code points
+    if (i < 0) i += cpLen(s);
+    if (i < 0) return MISSING;
+    const u = cpToUnit(s, i);
+    if (u >= s.length) return MISSING;
+    const hi = s.charCodeAt(u);
+    const lo = s.charCodeAt(u + 1);
+    const ch = hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? s.slice(u, u + 2) : (s[u] as string);
+    return obj instanceof Markup ? new Markup(ch) : ch;
+  }
+  return MISSING;
+}
+
+/** Sandboxed environment.getattr(obj, name) */
+export function getAttr(rs: RenderState, obj: unknown, name: string): unknown {
+  if (obj instanceof Undefined) {
+    // Attributes the Undefined class itself has are found (and blocked); others raise.
+    if (name.charCodeAt(0) === 95 && (UNDERSCORE_ATTRS["Undefined"] as ReadonlySet<string>).has(name)) return unsafeUndefined(obj, name);
+    failUndefined(obj);
+  }
+  if (isPlainDict(obj)) {
+    // Fast path for data dicts: Python methods of dict first, then the key.
+    const a = attrOf(rs, obj, name);
+    if (a !== MISSING) return a === UNSAFE ? unsafeUndefined(obj, name) : a;
+    if (Object.prototype.hasOwnProperty.call(obj, name)) {
+      const v = dataValue(obj[name]);
+      if (v !== MISSING) return v;
+    }
+    return new Undefined(null, obj, name);
+  }
+  const a = attrOf(rs, obj, name);
+  if (a === UNSAFE) return unsafeUndefined(obj, name);
+  if (a !== MISSING) return a;
+  const it = itemOf(obj, name);
+  if (it !== MISSING) return it;
+  return new Undefined(null, obj, name);
+}
+
+/** Sandboxed environment.getitem(obj, key) */
+export function getItem(rs: RenderState, obj: unknown, key: unknown): unknown {
+  if (obj instanceof Undefined) failUndefined(obj);
+  const it = itemOf(obj, key);
+  if (it !== MISSING) return it;
+  if (isStr(key)) {
+    const name = strOf(key);
+    const a = attrOf(rs, obj, name);
+    if (a === UNSAFE) return unsafeUndefined(obj, name);
+    if (a !== MISSING) return a;
+  }
+  return new Undefined(null, obj, key);
 }
 

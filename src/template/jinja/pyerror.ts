@@ -2,9 +2,9 @@
  * The Python exception the reference would raise, carried through evaluation and turned into a
  * DeltatokError at the public boundary (index.ts).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
-import type { ErrorCode } from "../errors.js";
+import type { ErrorCode } from "../../errors.js";
 
 export class PyError extends Error {
   /** Python exception class name, e.g. `TypeError`, `UndefinedError`, `TemplateError`. */

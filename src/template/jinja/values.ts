@@ -13,10 +13,9 @@
  * | markupsafe.Markup          | Markup                                            |
  * | range, dict views, generators, Namespace, Cycler, Joiner, Macro, functions | classes below |
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type { RenderState } from "./runtime.js";
-import type { Path } from "./track.js";
 
 /** Marker for arrays that are Python tuples. */
 export const TUPLE: unique symbol = Symbol("tuple") as never;
@@ -121,10 +120,13 @@ export const PY_MISSING = new MissingType();
 /** jinja2.utils.Namespace */
 export class Namespace {
   readonly attrs: Map<string, unknown>;
-  /** tracked renders: stable identity (creating unit + ordinal), creation serial, attribute paths and write serials */
+  /**
+   * Slots of an instrumented render's observer (the engine never reads them): the incremental
+   * tracker keeps a stable identity, a creation serial, attribute tags and write serials here.
+   */
   key: string | null = null;
   born = 0;
-  paths: Map<string, Path | null> | null = null;
+  paths: Map<string, unknown> | null = null;
   wseq: Map<string, number> | null = null;
   constructor(attrs: Map<string, unknown>) {
     this.attrs = attrs;
@@ -135,7 +137,7 @@ export class Namespace {
 export class Cycler {
   readonly items: unknown[];
   pos = 0;
-  /** tracked renders: creation serial */
+  /** an instrumented render's observer: creation serial (the engine never reads it) */
   born = 0;
   constructor(items: unknown[]) {
     this.items = items;
@@ -146,7 +148,7 @@ export class Cycler {
 export class Joiner {
   readonly sep: unknown;
   used = false;
-  /** tracked renders: creation serial */
+  /** an instrumented render's observer: creation serial (the engine never reads it) */
   born = 0;
   constructor(sep: unknown) {
     this.sep = sep;

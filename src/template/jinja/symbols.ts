@@ -6,7 +6,7 @@
  * does not leak out, each iteration starts from the outer value, names set in if-branches are
  * resolved from the context, and so on.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type { AnyNode, ForNode } from "./ast.js";
 

@@ -3,12 +3,12 @@
  * `str.format` with the format-spec mini-language. Floats are rounded half-to-even on their
  * exact binary value, as CPython does (JS toFixed rounds exact ties up).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
-import { PyFloat } from "../json/values.js";
-import { floatRepr } from "../json/floatrepr.js";
+import { PyFloat } from "../../json/values.js";
+import { floatRepr } from "../../json/floatrepr.js";
 import { PyError, typeError, valueError } from "./pyerror.js";
-import { PIECE_UNITS, dictGet, failUndefined, fval, isDict, isFloat, isInt, isStr, mkInt, pyRepr, pyStr, strOf, typeName } from "./ops.js";
+import { PIECE_UNITS, dictGet, failUndefined, fval, isDict, isFloat, isInt, isStr, markupEscape, mkInt, pyRepr, pyStr, strOf, typeName } from "./ops.js";
 import type { SizeGuard } from "./ops.js";
 import { StrBuilder, cpLen, cpSlice } from "./pystr.js";
 import { MISSING, Markup, PyRange, Undefined, isTuple } from "./values.js";
@@ -400,7 +400,7 @@ interface Spec {
   type: string;
 }
 
-function parseSpec(spec: string): Spec {
+function parseSpec(spec: string, v: unknown): Spec {
   const cps = Array.from(spec);
   let i = 0;
   let fill = " ";
@@ -439,7 +439,7 @@ function parseSpec(spec: string): Spec {
   }
   let type = "";
   if (i < cps.length) type = cps[i++] as string;
-  if (i < cps.length) throw valueError("Invalid format specifier");
+  if (i < cps.length) throw valueError(`Invalid format specifier '${spec}' for object of type '${typeName(v)}'`);
   return { fill, align, sign, alt, zero, width, grouping, precision, type };
 }
 
@@ -473,7 +473,7 @@ function alignBody(g: SizeGuard, body: string, sign: string, sp: Spec, defaultAl
 export function formatValue(v: unknown, spec: string, g: SizeGuard): string {
   if (spec === "") return pyStr(v, g);
   g.buildItems(spec.length);
-  const sp = parseSpec(spec);
+  const sp = parseSpec(spec, v);
   if (isStr(v)) {
     if (sp.type !== "" && sp.type !== "s") throw valueError(`Unknown format code '${sp.type}' for object of type 'str'`);
     if (sp.sign) throw valueError("Sign not allowed in string format specifier");
@@ -571,8 +571,24 @@ export interface FormatLookups {
   getitem(obj: unknown, key: unknown): unknown;
 }
 
-/** Python str.format(*args, **kwargs) through the sandboxed formatter, built under the render's budget `g`. */
-export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, look: FormatLookups, g: SizeGuard, depth = 0): string {
+/**
+ * One replacement field of Markup.format / format_map (markupsafe's EscapeFormatter): a Markup
+ * value is inserted as is (and takes no format spec), any other is formatted, then escaped.
+ */
+function escapedField(v: unknown, spec: string, g: SizeGuard): string {
+  if (v instanceof Markup) {
+    if (spec !== "") throw valueError("Unsupported format specification for Markup.");
+    return v.s;
+  }
+  return markupEscape(formatValue(v, spec, g)).s;
+}
+
+/**
+ * Python str.format(*args, **kwargs) through the sandboxed formatter, built under the render's
+ * budget `g`; `escape`: the format string is a Markup, whose fields (nested specs included) are
+ * escaped as markupsafe's EscapeFormatter does.
+ */
+export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, look: FormatLookups, g: SizeGuard, depth = 0, escape = false): string {
   if (depth > 2) throw valueError("Max string recursion exceeded");
   let out = "";
   // each piece is charged (its length and its rope node); the result is capped as one value
@@ -678,8 +694,8 @@ export function strFormat(fmt: string, args: unknown[], kwargs: Map<string, unkn
     else if (conv === "s") obj = pyStr(obj, g);
     else if (conv === "a") obj = asciiRepr(obj, g);
     else if (conv !== "") throw valueError(`Unknown conversion specifier ${conv}`);
-    if (spec.includes("{")) spec = strFormat(spec, args, kwargs, look, g, depth + 1);
-    put(formatValue(obj, spec, g));
+    if (spec.includes("{")) spec = strFormat(spec, args, kwargs, look, g, depth + 1, escape);
+    put(escape ? escapedField(obj, spec, g) : formatValue(obj, spec, g));
   }
   return out;
 }

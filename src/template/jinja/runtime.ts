@@ -3,43 +3,43 @@
  * template context), LoopContext (`loop`), Macro, and the sandboxed attribute/item/call protocol
  * of Jinja2's ImmutableSandboxedEnvironment.
  *
- * Evaluation state lives in explicit objects (RenderState, Act) — no module globals — so reads
- * of variables and attributes can later be tracked for incremental rendering.
+ * Evaluation state lives in explicit objects (RenderState, Act) — no module globals — so an
+ * instrumenting compile pass (../incremental) can observe a render through RenderObserver.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { PyError, budgetError, typeError, valueError } from "./pyerror.js";
-import {
-  dataValue,
-  dictGet,
-  failUndefined,
-  isDict,
-  isInt,
-  isPlainDict,
-  isStr,
-  pyEq,
-  pyRepr,
-  registerObjectInfo,
-  strOf,
-  typeName,
-} from "./ops.js";
+import { dataValue, failUndefined, isDict, pyEq, pyRepr, registerObjectInfo, strOf, typeName } from "./ops.js";
 import { ENTRY_UNITS, ITEM_UNITS, OBJECT_UNITS, PIECE_UNITS, TUPLE_UNITS, type SizeGuard } from "./ops.js";
 import { StrBuilder, cpArray, cpLen, cpToUnit, hasSurrogates } from "./pystr.js";
 import { Joiner, MISSING, Markup, PyFunction, PyIter, PyRange, Undefined, isTuple, mkTuple } from "./values.js";
-import { attrOf } from "./methods.js";
-import { UNDERSCORE_ATTRS } from "./pyattrs-data.js";
-import type { Path, Tracker } from "./track.js";
 
 /**
  * An activation record: the slots of one compiled function call and its defining activation.
- * In a tracked (incremental) render, `p` holds the path of each slot's value (track.ts) and the
- * root activation's `w` the serial of each slot's last write.
+ * Activations of instrumented code (compiled by a subclass of the compiler, see
+ * compiler.ts "Instrumentation") carry a tag per slot in `p` and, at the root, a number per slot
+ * in `w`; the engine only allocates them.
  */
 export interface Act {
   s: unknown[];
   up: Act | null;
-  p?: Array<Path | null>;
+  p?: unknown[];
   w?: number[];
+}
+
+/**
+ * What the engine tells the observer of an instrumented render (RenderState.observer; null in
+ * plain renders). The incremental tracker (../incremental) is one.
+ */
+export interface RenderObserver {
+  /** an instrumented macro is about to run (the observer may refuse by throwing) */
+  macroCall(): void;
+  /** a parameter default of an instrumented macro was just evaluated to `v` */
+  macroDefault(v: unknown): void;
+  /** a joiner (a stateful callable) is called */
+  joinerCall(j: Joiner): void;
+  /** a `{% generation %}` span [start, end) of the root output was written */
+  genSpan(start: number, end: number): void;
 }
 
 export interface Limits {
@@ -90,8 +90,8 @@ export class RenderState implements SizeGuard {
   overlay: Map<string, unknown> | null = null;
   /** root offset of the start of the current root buffer (incremental renders emit segments) */
   base = 0;
-  /** dependency tracking of an incremental render (null: plain render) */
-  tk: Tracker | null = null;
+  /** the observer of an instrumented render (null: plain render) */
+  observer: RenderObserver | null = null;
   /**
    * Message marks (trajectory tokenization): for each object of `messages`, the root-output offset
    * where the first loop iteration over it that produced output began (-1: never). null: off.
@@ -226,7 +226,7 @@ export class LoopContext {
   index0 = -1;
   readonly depth0: number;
   /** sized iterables are snapshotted as arrays */
-  private readonly arr: unknown[] | null;
+  protected readonly arr: unknown[] | null;
   private it: PyIter | null;
   private after: unknown = MISSING;
   private lengthCache = -1;
@@ -234,25 +234,9 @@ export class LoopContext {
   private current: unknown = MISSING;
   private lastChanged: unknown = MISSING;
   readonly recurse: RecurseFn | null;
-  /** tracked renders: depth of the unit running the loop (-1: untracked) */
-  tkDepth = -1;
-  /** tracked renders: the loop's iterations are units */
-  tkMemo = false;
-  /** tracked renders: an iteration read something that depends on the loop's length */
-  tkLenRead = false;
-  /**
-   * Tracked renders: the array was an iterator in the plain render (a reversed list, a dict's
-   * items), so reading the length charges what the plain render's iterator mode charges for
-   * collecting the rest (see `length`). -1: off; -2: on; else the index at which nextitem /
-   * last peeked (as the iterator mode holds that item aside).
-   */
-  tkIterPeek = -1;
-  private tkLenCharged = false;
-  /** tracked renders: path of the item at an index (null when items have none) */
-  tkItemPath: ((i: number, v: unknown, tk: Tracker) => Path | null) | null = null;
 
   /** what iterating an iterator's rest (for `length`) is charged to */
-  private readonly g: SizeGuard;
+  protected readonly g: SizeGuard;
 
   constructor(src: unknown[] | PyIter, recurse: RecurseFn | null, depth0: number, g: SizeGuard) {
     this.g = g;
@@ -317,14 +301,6 @@ export class LoopContext {
   }
 
   get length(): number {
-    if (this.tkIterPeek !== -1 && !this.tkLenCharged) {
-      // what the iterator mode would collect: the items after the current one (and after one
-      // already peeked at by `last` / `nextitem` at this index)
-      this.tkLenCharged = true;
-      const n = (this.arr as unknown[]).length;
-      const peeked = this.tkIterPeek === this.index0 && this.index0 + 1 < n ? 1 : 0;
-      this.g.charge(Math.max(0, n - this.index0 - 1 - peeked) * ITEM_UNITS);
-    }
     if (this.lengthCache >= 0) return this.lengthCache;
     const rest: unknown[] = [];
     const it = this.it as PyIter;
@@ -350,10 +326,7 @@ export class LoopContext {
     return this.index0 === 0;
   }
   get last(): boolean {
-    if (this.arr !== null) {
-      if (this.tkIterPeek !== -1 && !this.tkLenCharged) this.tkIterPeek = this.index0;
-      return this.index0 + 1 >= this.arr.length;
-    }
+    if (this.arr !== null) return this.index0 + 1 >= this.arr.length;
     return this.peek() === MISSING;
   }
   get depth(): number {
@@ -364,7 +337,6 @@ export class LoopContext {
     return this.before;
   }
   get nextitem(): unknown {
-    if (this.arr !== null && this.tkIterPeek !== -1 && !this.tkLenCharged) this.tkIterPeek = this.index0;
     const rv = this.peek();
     if (rv === MISSING) return new Undefined("there is no next item");
     return rv;
@@ -445,8 +417,8 @@ export interface MacroDef {
   /** frame-entry loads run before the defaults */
   enter: (rs: RenderState, act: Act) => void;
   body: MacroBody;
-  /** compiled for tracked (incremental) renders: activations carry value paths */
-  tracked: boolean;
+  /** compiled by an instrumenting pass: activations carry slot tags, the observer is told of calls */
+  instrumented: boolean;
 }
 
 /** jinja2.runtime.Macro */
@@ -468,10 +440,10 @@ export class Macro {
     const kwargs = kwargsIn === null ? new Map<string, unknown>() : new Map(kwargsIn);
     const slots = new Array<unknown>(d.nslots).fill(MISSING);
     const act: Act = { s: slots, up: this.defAct };
-    const tk = rs.tk;
-    if (d.tracked) {
-      if (tk !== null && tk.validating) throw new ValidationAbortError();
-      act.p = new Array<Path | null>(d.nslots).fill(null);
+    const obs = rs.observer;
+    if (d.instrumented) {
+      if (obs !== null) obs.macroCall();
+      act.p = new Array<unknown>(d.nslots).fill(null);
     }
     const explicitCaller = d.args.includes("caller");
     let foundCaller = false;
@@ -520,10 +492,7 @@ export class Macro {
         const di = i - (nargs - ndef);
         if (di >= 0) {
           slots[slot] = (d.defaults[di] as (rs: RenderState, act: Act) => unknown)(rs, act);
-          if (tk !== null && d.tracked && tk.lp !== null) {
-            tk.whole(tk.lp, slots[slot]);
-            tk.lp = null;
-          }
+          if (obs !== null && d.instrumented) obs.macroDefault(slots[slot]);
         }
         else slots[slot] = new Undefined(`parameter ${pyRepr(d.args[i])} was not provided`, MISSING, d.args[i]);
       }
@@ -564,111 +533,6 @@ registerObjectInfo({
     return undefined;
   },
 });
-
-// ---- sandboxed attribute / item access -------------------------------------------------------
-
-/** Marker: Python has the attribute but the sandbox forbids it. */
-export const UNSAFE: unique symbol = Symbol("unsafe") as never;
-
-export function unsafeUndefined(obj: unknown, name: string): Undefined {
-  return new Undefined(`access to attribute ${pyRepr(name)} of ${pyRepr(typeName(obj))} object is unsafe.`, obj, name, "SecurityError");
-}
-
-/** Python obj[key] without the attribute fallback: value or MISSING (TypeError/LookupError). */
-export function itemOf(obj: unknown, key: unknown): unknown {
-  if (Array.isArray(obj)) {
-    let i: number;
-    if (typeof key === "number" && Number.isInteger(key)) i = key;
-    else if (typeof key === "boolean") i = key ? 1 : 0;
-    else if (typeof key === "bigint") return MISSING;
-    else return MISSING;
-    if (i < 0) i += obj.length;
-    if (i < 0 || i >= obj.length) return MISSING;
-    const v = obj[i];
-    return v === undefined ? null : v;
-  }
-  if (typeof obj === "object" && obj !== null) {
-    if (isDict(obj)) {
-      try {
-        return dictGet(obj, key);
-      } catch {
-        return MISSING;
-      }
-    }
-    if (obj instanceof TemplateReference) {
-      return typeof key === "string" ? obj.block(key) : MISSING;
-    }
-    if (obj instanceof PyRange) {
-      if (!isInt(key) && typeof key !== "boolean") return MISSING;
-      let i = Number(key);
-      if (i < 0) i += obj.length;
-      if (i < 0 || i >= obj.length) return MISSING;
-      return obj.at(i);
-    }
-  }
-  if (typeof obj === "string" || obj instanceof Markup) {
-    const s = strOf(obj);
-    let i: number;
-    if (typeof key === "number" && Number.isInteger(key)) i = key;
-    else if (typeof key === "boolean") i = key ? 1 : 0;
-    else return MISSING;
-    if (!hasSurrogates(s)) {
-      if (i < 0) i += s.length;
-      if (i < 0 || i >= s.length) return MISSING;
-      const c = s[i] as string;
-      return obj instanceof Markup ? new Markup(c) : c;
-    }
-    // by code point, without materializing the string's code points
-    if (i < 0) i += cpLen(s);
-    if (i < 0) return MISSING;
-    const u = cpToUnit(s, i);
-    if (u >= s.length) return MISSING;
-    const hi = s.charCodeAt(u);
-    const lo = s.charCodeAt(u + 1);
-    const ch = hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? s.slice(u, u + 2) : (s[u] as string);
-    return obj instanceof Markup ? new Markup(ch) : ch;
-  }
-  return MISSING;
-}
-
-/** Sandboxed environment.getattr(obj, name) */
-export function getAttr(rs: RenderState, obj: unknown, name: string): unknown {
-  if (obj instanceof Undefined) {
-    // Attributes the Undefined class itself has are found (and blocked); others raise.
-    if (name.charCodeAt(0) === 95 && (UNDERSCORE_ATTRS["Undefined"] as ReadonlySet<string>).has(name)) return unsafeUndefined(obj, name);
-    failUndefined(obj);
-  }
-  if (isPlainDict(obj)) {
-    // Fast path for data dicts: Python methods of dict first, then the key.
-    const a = attrOf(rs, obj, name);
-    if (a !== MISSING) return a === UNSAFE ? unsafeUndefined(obj, name) : a;
-    if (Object.prototype.hasOwnProperty.call(obj, name)) {
-      const v = dataValue(obj[name]);
-      if (v !== MISSING) return v;
-    }
-    return new Undefined(null, obj, name);
-  }
-  const a = attrOf(rs, obj, name);
-  if (a === UNSAFE) return unsafeUndefined(obj, name);
-  if (a !== MISSING) return a;
-  const it = itemOf(obj, name);
-  if (it !== MISSING) return it;
-  return new Undefined(null, obj, name);
-}
-
-/** Sandboxed environment.getitem(obj, key) */
-export function getItem(rs: RenderState, obj: unknown, key: unknown): unknown {
-  if (obj instanceof Undefined) failUndefined(obj);
-  const it = itemOf(obj, key);
-  if (it !== MISSING) return it;
-  if (isStr(key)) {
-    const name = strOf(key);
-    const a = attrOf(rs, obj, name);
-    if (a === UNSAFE) return unsafeUndefined(obj, name);
-    if (a !== MISSING) return a;
-  }
-  return new Undefined(null, obj, key);
-}
 
 // ---- slicing -----------------------------------------------------------------------------
 
@@ -787,7 +651,7 @@ export function callValue(rs: RenderState, fn: unknown, args: unknown[], kwargs:
   if (fn instanceof Undefined) failUndefined(fn);
   if (fn instanceof Joiner) {
     if (args.length > 0 || (kwargs !== null && kwargs.size > 0)) throw typeError("Joiner.__call__() takes 1 positional argument but 2 were given");
-    if (rs.tk !== null) rs.tk.statefulCall(fn.born);
+    if (rs.observer !== null) rs.observer.joinerCall(fn);
     if (!fn.used) {
       fn.used = true;
       return "";
@@ -801,9 +665,6 @@ export function callValue(rs: RenderState, fn: unknown, args: unknown[], kwargs:
   }
   throw typeError(`'${typeName(fn)}' object is not callable`);
 }
-
-/** A re-evaluated test would call a macro or change state: the validation fails. */
-export class ValidationAbortError extends Error {}
 
 /** Python callable(v) */
 export function isCallable(v: unknown): boolean {

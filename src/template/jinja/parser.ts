@@ -2,7 +2,7 @@
  * Jinja2 3.1 parser (grammar, precedence and error messages), with the `loopcontrols`
  * extension (`break`, `continue`) and HF's `{% generation %}` tag.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import type {
   CallArgs,
@@ -19,7 +19,7 @@ import type {
 } from "./ast.js";
 import { describeToken, describeTokenExpr, tokenize } from "./lexer.js";
 import type { Token } from "./lexer.js";
-import { PyFloat } from "../json/values.js";
+import { PyFloat } from "../../json/values.js";
 import { syntaxError } from "./pyerror.js";
 
 const STATEMENT_KEYWORDS = new Set(["for", "if", "block", "extends", "print", "macro", "include", "from", "import", "set", "with", "autoescape"]);

@@ -2,7 +2,7 @@
  * The text layout of some filters, each built within the render's budget: `title`'s words,
  * `urlencode`'s quoting, `wordwrap`'s lines, `pprint`'s layout (filters.ts calls these).
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { ITEM_UNITS, TUPLE_UNITS, dictSize, isDict, isStr, pyStr, saferepr, sortedItems, strOf } from "./ops.js";
 import type { SizeGuard } from "./ops.js";

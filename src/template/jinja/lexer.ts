@@ -9,7 +9,7 @@
  * recorded as an error token where it happens, so (as in Jinja2, whose lexer is lazy) a parse
  * error earlier in the template is reported first.
  *
- * Layer: template.
+ * Layer: template/jinja.
  */
 import { isPySpace, pyStrRepr } from "./pystr.js";
 
