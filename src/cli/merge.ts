@@ -21,7 +21,7 @@
  * whole corpus they can show up to n − 1 more misses (and fewer reused tokens) — never different
  * counts (ISL, OSL, ids), which do not depend on the cache.
  */
-import { open, stat, type FileHandle } from "node:fs/promises";
+import { open, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { DeltatokError } from "../errors.js";
 import { corpusLines, openCorpus } from "../corpus/corpus.js";
 import type { DeltatokStats } from "../api/deltatok.js";
@@ -340,8 +340,12 @@ export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec
   const first = shards[0] as Shard;
   const binary = first.binary !== undefined;
   if (binary && (o.out === undefined || o.out === "-")) throw new DeltatokError("DT_INVALID_OPTION", "merging binary shard outputs needs --out FILE", { path: "--out" });
-  const out = verify || binary ? null : new JsonlWriter(o.out);
-  const bin = binary ? new BinaryFile(o.out as string, (first.binary as { magic: string }).magic) : null;
+  // written to a temporary file next to --out and renamed once complete: a refusal found while
+  // merging (a line in two shards) leaves no partial output
+  const toFile = o.out !== undefined && o.out !== "-" && !verify;
+  const tmp = toFile ? `${o.out as string}.merging-${process.pid}` : undefined;
+  const out = verify || binary ? null : new JsonlWriter(tmp ?? o.out);
+  const bin = binary ? new BinaryFile(tmp as string, (first.binary as { magic: string }).magic) : null;
   const handles = binary ? await Promise.all(shards.map((x) => open(x.path, "r"))) : [];
   await bin?.start();
   const codes: string[] = [];
@@ -393,8 +397,13 @@ export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec
       const { [HEADER_KEY]: _h, [TRAILER_KEY]: _t, records: _r, ...index } = (first.binary as { index: Rec }).index;
       await bin.finish(index);
     }
-  } finally {
     await out?.close();
+    if (tmp !== undefined) await rename(tmp, o.out as string);
+  } catch (e) {
+    await out?.close().catch(() => undefined);
+    if (tmp !== undefined) await unlink(tmp).catch(() => undefined);
+    throw e;
+  } finally {
     for (const h of handles) await h.close().catch(() => undefined);
   }
   const summary = mergeSummaries(command, shards, { codes, buckets, out: o.out });

@@ -342,7 +342,7 @@ export interface ScheduledReplayOptions extends ReplayOptions {
  * in-process replay's, record for record.
  */
 export async function replayCorpusScheduled(
-  pool: DeltatokPool,
+  pool: Pick<DeltatokPool, "size" | "runBatch" | "stats" | "options">,
   path: string,
   o: ScheduledReplayOptions,
   emit: (r: ReplayRecord) => void | Promise<void>,

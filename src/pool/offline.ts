@@ -45,7 +45,7 @@ export interface OfflineReport {
  * once per job as it finishes — in completion order, not job order.
  */
 export function runOffline(
-  pool: BatchRunner,
+  pool: Pick<BatchRunner, "size" | "runBatch">,
   costs: ArrayLike<number>,
   item: (job: number) => Promise<WireItem>,
   answer: (job: number, r: OfflineResult) => void,

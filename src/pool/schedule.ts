@@ -4,10 +4,11 @@
  * and the scheduling simulation (bench/schedule.ts) run this same code.
  *
  * Longest first (LPT list scheduling): jobs are started in decreasing estimated cost (ties in
- * corpus order), each on the worker with room whose estimated outstanding cost is least (ties:
- * the lowest slot). A worker holds at most `depth` jobs (the running one and `depth − 1` queued
- * behind it, so it never waits for the main thread between jobs). A job is one conversation, so
- * its turns stay in order on one worker.
+ * corpus order), each on the worker whose estimated outstanding cost is least (ties: the lowest
+ * slot). A worker holds at most `depth` jobs (the running one and `depth − 1` queued behind it,
+ * so it need not wait for the main thread between jobs), and takes a queued one only while it is
+ * the least loaded (so a job never waits behind a long one while another worker would be free
+ * first). A job is one conversation, so its turns stay in order on one worker.
  *
  * Output stays in corpus order, so results that finish early are held; when the caller says its
  * buffer is full (`headFirst`), the next job is the earliest one in corpus order not yet started
@@ -43,6 +44,8 @@ export class LongestFirst {
   #nextLongest = 0;
   #nextInOrder = 0;
   #left: number;
+  /** Jobs never started. */
+  #fresh: number;
 
   constructor(costs: ArrayLike<number>, o: ScheduleOptions) {
     const n = costs.length;
@@ -61,6 +64,7 @@ export class LongestFirst {
     this.#healthy = new Uint8Array(o.workers).fill(1);
     this.#depth = depth;
     this.#left = n;
+    this.#fresh = n;
   }
 
   /** Jobs not started yet (including those to run again). */
@@ -73,22 +77,26 @@ export class LongestFirst {
     return Array.from(this.#load);
   }
 
-  /** The worker with room and the least outstanding cost, other than `avoid` when possible; -1 if none. */
+  /**
+   * The worker to give a job now: the one with room and the least outstanding cost (other than
+   * `avoid` when another is healthy) — but only when no worker, full or not, has less: a job
+   * queued behind a long one would wait while a worker about to be free could take it (so a
+   * worker takes a second job only when it is among the least loaded; an idle worker, at 0,
+   * always gets one; a job run again goes to the least loaded with room). -1: none now.
+   */
   #worker(avoid: number): number {
     let best = -1;
-    let fallback = -1;
+    let least = Infinity;
+    const alone = this.healthyCount === 1;
     for (let w = 0; w < this.#load.length; w++) {
-      if (this.#healthy[w] === 0 || (this.#held[w] as number) >= this.#depth) continue;
-      if (w === avoid) {
-        fallback = w;
-        continue;
-      }
-      if (best < 0 || (this.#load[w] as number) < (this.#load[best] as number)) best = w;
+      if (this.#healthy[w] === 0) continue;
+      const l = this.#load[w] as number;
+      if (l < least) least = l;
+      if ((this.#held[w] as number) >= this.#depth || (w === avoid && !alone)) continue;
+      if (best < 0 || l < (this.#load[best] as number)) best = w;
     }
-    if (best >= 0) return best;
-    // the avoided worker is the only one with room: wait for another unless it is the only healthy one
-    if (fallback >= 0 && this.healthyCount === 1) return fallback;
-    return -1;
+    if (best < 0 || (avoid < 0 && (this.#load[best] as number) > least)) return -1;
+    return best;
   }
 
   get healthyCount(): number {
@@ -106,10 +114,13 @@ export class LongestFirst {
     const again = this.#again[0];
     if (again !== undefined) {
       const w = this.#worker(again.avoid);
-      if (w < 0) return null;
-      this.#again.shift();
-      return this.#start(again.job, w);
+      if (w >= 0) {
+        this.#again.shift();
+        return this.#start(again.job, w);
+      }
+      // only the worker it failed on has room: that one takes a fresh job meanwhile
     }
+    if (this.#fresh === 0) return null;
     const w = this.#worker(-1);
     if (w < 0) return null;
     let job: number;
@@ -120,7 +131,7 @@ export class LongestFirst {
       while (this.#started[this.#order[this.#nextLongest] as number] === 1) this.#nextLongest++;
       job = this.#order[this.#nextLongest] as number;
     }
-    if (job >= this.#started.length) return null;
+    this.#fresh--;
     return this.#start(job, w);
   }
 
