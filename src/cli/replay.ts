@@ -384,7 +384,7 @@ export async function replayCorpusScheduled(
         tally.add(r);
         await emit(r);
       }
-      progress.tick(() => tally.line(t0, index.bytes, total, `, ${pool.size} workers`));
+      progress.tick(() => tally.line(t0, head, index.count, `, ${pool.size} workers, longest first`));
     }
   };
   let flushing: Promise<void> = Promise.resolve();

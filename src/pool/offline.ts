@@ -17,7 +17,7 @@ import type { WireItem, WireResult } from "./protocol.js";
 import { LongestFirst } from "./schedule.js";
 
 export interface OfflineOptions {
-  /** Jobs a worker holds at once. @defaultValue 2 */
+  /** Jobs a worker holds at once (src/pool/schedule.ts). @defaultValue 1 */
   depth?: number;
   /** Whether the caller's output buffer is full (then the earliest job in corpus order goes next). */
   headFirst?: () => boolean;
@@ -53,7 +53,26 @@ export function runOffline(
 ): Promise<OfflineReport> {
   const now = o.now ?? (() => performance.now());
   const n = costs.length;
-  const sched = new LongestFirst(costs, { workers: pool.size, depth: o.depth ?? 2 });
+  const sched = new LongestFirst(costs, { workers: pool.size, depth: o.depth ?? 1 });
+  // the job that will start next is read ahead, so a worker that finishes waits only for the
+  // message, not for the disk
+  const ahead = new Map<number, Promise<WireItem>>();
+  const fetch = (job: number): Promise<WireItem> => {
+    const p = ahead.get(job);
+    if (p !== undefined) {
+      ahead.delete(job);
+      return p;
+    }
+    return item(job);
+  };
+  const readAhead = () => {
+    const j = sched.peek(o.headFirst?.() ?? false);
+    if (j >= 0 && !ahead.has(j) && ahead.size < 4) {
+      const p = item(j);
+      p.catch(() => undefined); // its failure is reported when the job starts
+      ahead.set(j, p);
+    }
+  };
   const attempts = new Uint8Array(n);
   const busyMs = new Array<number>(pool.size).fill(0);
   const jobs = new Array<number>(pool.size).fill(0);
@@ -83,6 +102,7 @@ export function runOffline(
     const pump = () => {
       if (finished) return;
       for (let a = sched.next(o.headFirst?.() ?? false); a !== null && !finished; a = sched.next(o.headFirst?.() ?? false)) start(a.job, a.worker);
+      if (!finished) readAhead();
       if (running === 0 && sched.left > 0 && sched.healthyCount === 0) {
         // every worker is gone: the jobs left cannot run
         for (let j = 0; j < n && !finished; j++) if (attempts[j] !== 255) settle(j, { ok: false, error: { code: "DT_WORKER_CRASHED", message: "no worker is able to run items" }, worker: null });
@@ -94,7 +114,7 @@ export function runOffline(
       let p: Promise<WireResult[]>;
       let read = false;
       try {
-        p = item(job).then((it) => {
+        p = fetch(job).then((it) => {
           read = true;
           dispatched = now();
           return pool.runBatch(worker, [it]);

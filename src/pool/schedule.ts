@@ -5,10 +5,10 @@
  *
  * Longest first (LPT list scheduling): jobs are started in decreasing estimated cost (ties in
  * corpus order), each on the worker whose estimated outstanding cost is least (ties: the lowest
- * slot). A worker holds at most `depth` jobs (the running one and `depth − 1` queued behind it,
- * so it need not wait for the main thread between jobs), and takes a queued one only while it is
- * the least loaded (so a job never waits behind a long one while another worker would be free
- * first). A job is one conversation, so its turns stay in order on one worker.
+ * slot). A worker holds at most `depth` jobs (default 1: the next job goes to whichever worker
+ * really finishes first; with more, the running one and `depth − 1` queued behind it, taken
+ * only while that worker is the least loaded and not in the last `tail × workers` jobs). A job
+ * is one conversation, so its turns stay in order on one worker.
  *
  * Output stays in corpus order, so results that finish early are held; when the caller says its
  * buffer is full (`headFirst`), the next job is the earliest one in corpus order not yet started
@@ -26,8 +26,19 @@ export interface Assignment {
 export interface ScheduleOptions {
   /** Worker slots. */
   workers: number;
-  /** Jobs a worker holds at once (running + queued). @defaultValue 2 */
+  /**
+   * Jobs a worker holds at once (running + queued). 1 is list scheduling: a job goes to the
+   * worker that actually finished first. More hides the main thread's round trip between jobs
+   * but commits a job to a worker by the estimates, which cost accuracy in the simulation
+   * (bench/schedule.ts). @defaultValue 1
+   */
   depth?: number;
+  /**
+   * Once at most `tail × workers` jobs are left to start, a worker takes one only when idle
+   * (no queued job), so the last jobs go to whichever worker really finishes first (0: off).
+   * @defaultValue 2
+   */
+  tail?: number;
 }
 
 export class LongestFirst {
@@ -39,6 +50,7 @@ export class LongestFirst {
   readonly #held: Uint32Array;
   readonly #healthy: Uint8Array;
   readonly #depth: number;
+  readonly #tail: number;
   /** Jobs to run again, oldest first, with the worker to avoid. */
   readonly #again: Array<{ job: number; avoid: number }> = [];
   #nextLongest = 0;
@@ -50,7 +62,7 @@ export class LongestFirst {
   constructor(costs: ArrayLike<number>, o: ScheduleOptions) {
     const n = costs.length;
     if (!Number.isSafeInteger(o.workers) || o.workers < 1) throw new RangeError(`workers must be a positive integer, got ${o.workers}`);
-    const depth = o.depth ?? 2;
+    const depth = o.depth ?? 1;
     if (!Number.isSafeInteger(depth) || depth < 1) throw new RangeError(`depth must be a positive integer, got ${depth}`);
     this.#cost = Float64Array.from(costs);
     const order = new Uint32Array(n);
@@ -63,6 +75,7 @@ export class LongestFirst {
     this.#held = new Uint32Array(o.workers);
     this.#healthy = new Uint8Array(o.workers).fill(1);
     this.#depth = depth;
+    this.#tail = o.tail ?? 2;
     this.#left = n;
     this.#fresh = n;
   }
@@ -92,7 +105,11 @@ export class LongestFirst {
       if (this.#healthy[w] === 0) continue;
       const l = this.#load[w] as number;
       if (l < least) least = l;
-      if ((this.#held[w] as number) >= this.#depth || (w === avoid && !alone)) continue;
+      const held = this.#held[w] as number;
+      // the last jobs go only to idle workers: a job queued on a worker whose estimate was wrong
+      // would wait there while another worker finishes first (estimates are line bytes)
+      const room = held < this.#depth && (held === 0 || this.#tail === 0 || this.#fresh > this.#load.length * this.#tail);
+      if (!room || (w === avoid && !alone)) continue;
       if (best < 0 || l < (this.#load[best] as number)) best = w;
     }
     if (best < 0 || (avoid < 0 && (this.#load[best] as number) > least)) return -1;
@@ -133,6 +150,17 @@ export class LongestFirst {
     }
     this.#fresh--;
     return this.#start(job, w);
+  }
+
+  /** The fresh job `next(headFirst)` would start, without starting it (to read it ahead); -1 if none. */
+  peek(headFirst = false): number {
+    if (this.#fresh === 0) return -1;
+    if (headFirst) {
+      while (this.#started[this.#nextInOrder] === 1) this.#nextInOrder++;
+      return this.#nextInOrder;
+    }
+    while (this.#started[this.#order[this.#nextLongest] as number] === 1) this.#nextLongest++;
+    return this.#order[this.#nextLongest] as number;
   }
 
   #start(job: number, worker: number): Assignment {
