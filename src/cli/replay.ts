@@ -336,7 +336,8 @@ export interface ScheduledReplayOptions extends ReplayOptions {
 
 /**
  * Replays a regular corpus file on a pool, the costliest conversations first: a first pass keeps
- * each line's offset and length (16 bytes a line: src/corpus/offsets.ts), then lines are read
+ * each line's offset and length (16 bytes a line: src/corpus/offsets.ts; with the job and
+ * scheduler arrays ≈ 42 bytes a line, 42 MB for a million conversations), then lines are read
  * again as src/pool/schedule.ts starts them (cost = the line's UTF-8 bytes) and their records
  * are written in corpus order, held meanwhile (bounded by `maxHeldRecords`). The output is the
  * in-process replay's, record for record.
@@ -362,16 +363,16 @@ export async function replayCorpusScheduled(
   let head = 0;
   let held = 0;
   // jobs: the lines a worker answers (not the lines the reader already found unusable)
-  const jobLine: number[] = [];
-  const costs: number[] = [];
-  for (let i = 0; i < index.count; i++) {
+  const jobLine = new Uint32Array(index.count - index.errors.size);
+  const costs = new Float64Array(jobLine.length);
+  for (let i = 0, j = 0; i < index.count; i++) {
     const err = index.errors.get(i);
     if (err !== undefined) {
       ready.set(i, { records: [lineErrorRecord({ line: index.line[i] as number, id: null, error: err })], conversation: false, infra: false, chars: 0 });
       held++;
     } else {
-      jobLine.push(i);
-      costs.push(index.length[i] as number);
+      jobLine[j] = i;
+      costs[j++] = index.length[i] as number;
     }
   }
   const flushNow = async () => {
