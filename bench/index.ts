@@ -74,6 +74,16 @@
  *   --workers 0,1,2,4,8       per-worker: worker counts (0: in-process)
  *   --rounds N                per-worker: encode rounds, the first counted apart (default 7)
  *   --skip speed|memory       per-worker: leave out the speed or the memory part
+ *   --suite schedule          issue 15: per-conversation CPU ms of a real replay (or --costs FILE),
+ *                             replayed through src/pool/schedule.ts for N workers: predicted
+ *                             makespan vs max(total / N, longest); every shared corpus and all
+ *   --workers 2,4,…,144       schedule: worker counts (default 2,4,8,16,32,64,128,144)
+ *   --costs FILE              schedule: read the costs from FILE if it exists, else measure and write it
+ *   --depth N                 schedule: jobs a simulated worker holds (default 1, as the pool)
+ *   --suite scale             issue 15: replay --workers 1 vs --workers 2 vs two independent
+ *                             processes on cost-balanced halves, --rounds rounds (default 5),
+ *                             variants alternating; corpora: tau-bench, tau2 airline + retail,
+ *                             mlcommons SWE-bench (384 conversations; --corpus to override)
  *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain;
  *                             default: the pool's, src/pool/pool.ts defaultWorkerHeapMb)
@@ -96,6 +106,9 @@ import { workerMemoryBench } from "./worker-memory.js";
 import { pythonBench } from "./python.js";
 import { clusterBench } from "./cluster.js";
 import { perWorkerBench, perWorkerChild } from "./per-worker.js";
+import { scheduleBench } from "./schedule.js";
+import { scaleBench } from "./scale.js";
+import { readdirSync } from "node:fs";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
 const BUNDLED = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
@@ -170,6 +183,8 @@ async function main(): Promise<void> {
       instances: { type: "string" },
       interleave: { type: "string" },
       tables: { type: "string" },
+      costs: { type: "string" },
+      depth: { type: "string" },
       out: { type: "string" },
     },
   });
@@ -286,6 +301,22 @@ async function main(): Promise<void> {
       if (mode !== "isl" && mode !== "rollout" && mode !== "rollout-sampled") throw new Error(`--mode must be isl, rollout or rollout-sampled, got ${String(v.mode)}`);
       process.stdout.write(JSON.stringify(await rolloutChild(corpus, mode, engine, v["parse-tool-arguments"])));
       return;
+    }
+    case "schedule": {
+      const all = existsSync(SHARED_DIR) ? readdirSync(SHARED_DIR).filter((f) => f.endsWith(".jsonl")).sort().map((f) => SHARED_DIR + f) : [BUNDLED];
+      result = await scheduleBench({
+        corpora: v.corpus ?? all,
+        engine,
+        costsFile: v.costs,
+        workers: numberList(v.workers, [2, 4, 8, 16, 32, 64, 128, 144]),
+        depth: v.depth === undefined ? 1 : Number(v.depth),
+      });
+      break;
+    }
+    case "scale": {
+      const dflt = ["tau-bench-airline-gpt-4o.jsonl", "tau2-airline-claude-sonnet-4-5.jsonl", "tau2-retail-gpt-4.1-mini-toolorchestra.jsonl", "mlcommons-swebench-agentic-coding.jsonl"].map((f) => SHARED_DIR + f);
+      result = await scaleBench({ corpora: v.corpus ?? (dflt.every((f) => existsSync(f)) ? dflt : [BUNDLED]), rounds: Number(v.rounds ?? 5), tokenizer: v.tokenizer, date: "2026-11-30" });
+      break;
     }
     default:
       throw new Error(`unknown suite ${suite}`);

@@ -55,6 +55,11 @@ export const ERROR_CODES = {
   DT_UNSUPPORTED_MEDIA_TYPE: "an HTTP request body is not declared as application/json",
   DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout",
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
+  // ---- merging shard outputs -----------------------------------------------------------
+  DT_SHARD_INVALID: "a file given to merge is not a complete shard output (no shard header or trailer, malformed, or its run was stopped)",
+  DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus size or settings (tokenizer, template, date, ...)",
+  DT_SHARD_MISSING: "a shard of the set is not among the files given to merge",
+  DT_SHARD_OVERLAP: "two files given to merge are the same shard, or hold the same corpus line",
   DT_INTERNAL: "an unexpected internal failure (a bug: please report it)",
 } as const;
 

@@ -12,7 +12,7 @@ import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
 import { DEFAULTS, type DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
-import { replayCorpus, replayCorpusPooled, stoppedBeforeStart, type ReplayOptions, type ReplaySummary } from "./replay.js";
+import { replayCorpus, replayCorpusPooled, replayCorpusScheduled, stoppedBeforeStart, type ReplayOptions, type ReplaySummary } from "./replay.js";
 import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
@@ -27,6 +27,10 @@ import { runDemo } from "./demo.js";
 import { Progress } from "./progress.js";
 import { RunControl, stopReport, type StopReport } from "./signals.js";
 import { VERSION } from "../package-info.js";
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { HEADER_KEY, TRAILER_KEY, parseShard, shardHeader, type ShardCommand, type ShardOutput, type ShardSpec } from "./shard.js";
+import { mergeShards } from "./merge.js";
 
 const HELP = `deltatok — exact, incremental chat-template token counts
 
@@ -37,6 +41,7 @@ Usage:
   deltatok tokenize <corpus.jsonl> --out F   RL trajectories: ids, message spans, assistant mask
   deltatok rollout <corpus.jsonl> [options]  RL rollouts: training sequences from prompts and sampled ids
   deltatok check-template [corpus.jsonl]     does the template keep the token prefix from turn to turn?
+  deltatok merge --out F SHARD...            join --shard outputs into the output of one whole run
   deltatok serve [options]                   sidecar: JSON lines on stdio (and HTTP with --port)
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
@@ -79,6 +84,9 @@ Options:
   --max-prompt-chars N         largest prompt accepted (default 16000000)
   --progress / --no-progress   progress on stderr (default: when stderr is a terminal)
   --strict                     exit 1 when any request failed
+  --shard i/n                  replay, tokenize, verify, rollout: only the lines whose id hashes to
+                               shard i of n (0 <= i < n); the output gets a shard header, each
+                               record its corpus line, and a trailer: join them with deltatok merge
 
 SIGTERM / SIGINT stop replay, render, verify and tokenize between conversations: the output
 written is a prefix of the full run's, --summary says how far it got, one notice goes to
@@ -113,6 +121,7 @@ const OPTIONS = {
   "allow-host": { type: "string", multiple: true },
   "max-diffs": { type: "string" },
   format: { type: "string" },
+  shard: { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const satisfies ParseArgsConfig["options"];
@@ -192,6 +201,10 @@ function workersFlag(v: Values): number {
   return n;
 }
 
+async function isRegularFile(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isFile(), () => false);
+}
+
 /** Whether a signal stopped the command (set with its notice). */
 let stoppedCommand = false;
 
@@ -201,6 +214,37 @@ function finishCommand(command: string, stopped: StopReport | undefined, code: n
   stoppedCommand = true;
   process.stderr.write(RunControl.notice(command, stopped));
   return RunControl.exitCode(stopped.signal);
+}
+
+/** `--shard i/n`, or undefined. Refused (exit 2) where it does not apply. */
+function shardFlag(v: Values): ShardSpec | undefined {
+  return v.shard === undefined ? undefined : parseShard(v.shard);
+}
+
+/** Everything that changes a command's output, recorded in shard headers (merge compares them). */
+async function shardOutput(command: ShardCommand, file: string, spec: ShardSpec, v: Values, extra: Record<string, unknown>): Promise<ShardOutput> {
+  let template: string | null = null;
+  if (v.template !== undefined) {
+    // by content, so the same template at different paths on different machines matches
+    const text = await readFile(v.template).catch(() => null);
+    template = text === null ? `unreadable:${v.template}` : `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  }
+  const now = new Date();
+  const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
+  const settings: Record<string, unknown> = {
+    tokenizer: v.tokenizer ?? DEFAULTS.tokenizer,
+    template,
+    date: v.date ?? today,
+    mode: v.mode ?? DEFAULTS.mode,
+    chat_template_kwargs: kwargsFlag(v),
+    parse_tool_arguments: v["parse-tool-arguments"] === true,
+    counts_only: v["counts-only"] === true,
+    cache_mb: intFlag(v["cache-mb"], "cache-mb") ?? DEFAULTS.cacheBytes / (1024 * 1024),
+    max_prompt_chars: intFlag(v["max-prompt-chars"], "max-prompt-chars") ?? DEFAULTS.maxPromptChars,
+    ...extra,
+  };
+  const size = await stat(file).then((s) => (s.isFile() ? s.size : 0), () => 0);
+  return { spec, header: shardHeader(command, spec, size, settings) };
 }
 
 async function writeSummary(v: Values, summary: unknown): Promise<void> {
@@ -219,24 +263,29 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
     progress: progressFlag(v),
     signal: control.signal,
   };
+  const spec = shardFlag(v);
+  const shard = spec === undefined ? undefined : await shardOutput("replay", file, spec, v, { osl: ro.osl });
+  if (spec !== undefined) ro.shard = spec;
   let summary: ReplaySummary;
   if (workers === 0) {
     const { dt, loadSeconds } = await loadEngine(v);
     const out = new JsonlWriter(v.out);
     try {
+      if (shard !== undefined) await out.write({ [HEADER_KEY]: shard.header });
       summary = await replayCorpus(dt, file, ro, (r) => out.write(r), loadSeconds);
+      if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary } });
       if (summary.stopped === undefined) control.finish();
     } finally {
       await out.close();
     }
   } else {
-    summary = await replayOnWorkers(file, v, ro, workers, heapMb, control);
+    summary = await replayOnWorkers(file, v, ro, workers, heapMb, control, shard);
   }
   await writeSummary(v, summary);
   return finishCommand("replay", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
-async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl): Promise<ReplaySummary> {
+async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl, shard: ShardOutput | undefined): Promise<ReplaySummary> {
   const engine = engineOptions(v);
   const progress = new Progress(ro.progress);
   const t0 = performance.now();
@@ -261,10 +310,27 @@ async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, worke
   }
   const loadSeconds = (performance.now() - t0) / 1000;
   const out = new JsonlWriter(v.out);
+  if (shard !== undefined) await out.write({ [HEADER_KEY]: shard.header });
+  const trailer = async (summary: ReplaySummary) => {
+    if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary } });
+  };
+  if (await isRegularFile(file)) {
+    // a file can be indexed first: the costliest conversations start first (src/pool/schedule.ts)
+    try {
+      const summary = await replayCorpusScheduled(pool, file, ro, (r) => out.write(r), loadSeconds);
+      await trailer(summary);
+      if (summary.stopped === undefined) control.finish();
+      return summary;
+    } finally {
+      await out.close();
+      await pool.close();
+    }
+  }
   let queue: BatchQueue | null = null;
   try {
     queue = await BatchQueue.create({ pool, intervalMs: 2, batchItems: 4, batchChars: 1 << 20, maxInFlightPerWorker: 2, closeTimeoutMs: 2000 });
     const summary = await replayCorpusPooled(queue, pool, file, ro, (r) => out.write(r), loadSeconds);
+    await trailer(summary);
     if (summary.stopped === undefined) control.finish();
     return summary;
   } finally {
@@ -306,6 +372,9 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   const kwargs = kwargsFlag(v);
   const options = engineOptions(v);
   if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
+  const maxReported = intFlag(v["max-diffs"], "max-diffs") ?? 20;
+  const spec = shardFlag(v);
+  const shard = spec === undefined ? undefined : await shardOutput("verify", file, spec, v, { final: v.final === true, max_diffs: maxReported });
   const [inc, full] = await Promise.all([Deltatok.create({ ...options, mode: "incremental" }), Deltatok.create({ ...options, mode: "full" })]);
   const tok = inc.tokenizer.tokenizer;
   const summary = await verifyCorpus(
@@ -316,15 +385,26 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
       chatTemplateKwargs: kwargs,
       parseToolArguments: v["parse-tool-arguments"] === true,
       final: v.final === true,
-      maxReported: intFlag(v["max-diffs"], "max-diffs") ?? 20,
+      maxReported,
       progress: progressFlag(v),
       signal: control.signal,
+      shard: spec,
     },
     (ids) => tok.decode(Array.from(ids)),
   );
   if (summary.stopped === undefined) control.finish();
   const json = JSON.stringify(summary, null, 2) + "\n";
-  if (v.out !== undefined) await writeFile(v.out, json);
+  if (shard !== undefined) {
+    // a shard: JSONL (header, the differences, the summary) for deltatok merge
+    const out = new JsonlWriter(v.out);
+    try {
+      await out.write({ [HEADER_KEY]: shard.header });
+      for (const d of summary.differences) await out.write(d);
+      await out.write({ [TRAILER_KEY]: { lines: summary.shard?.lines, summary: { ...summary, differences: [] } } });
+    } finally {
+      await out.close();
+    }
+  } else if (v.out !== undefined) await writeFile(v.out, json);
   else process.stdout.write(json);
   if (v.summary !== undefined) await writeFile(v.summary, json);
   process.stderr.write(
@@ -338,6 +418,8 @@ async function cmdTokenize(file: string, v: Values, control: RunControl): Promis
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
   if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
+  const spec = shardFlag(v);
+  const shard = spec === undefined ? undefined : await shardOutput("tokenize", file, spec, v, { format });
   const { dt } = await loadEngine(v);
   const summary = await tokenizeCorpus(dt, file, v.out, {
     chatTemplateKwargs: kwargs,
@@ -345,6 +427,7 @@ async function cmdTokenize(file: string, v: Values, control: RunControl): Promis
     format,
     progress: progressFlag(v),
     signal: control.signal,
+    shard,
   });
   if (summary.stopped === undefined) control.finish();
   await writeSummary(v, summary);
@@ -356,6 +439,8 @@ async function cmdRollout(file: string, v: Values, control: RunControl): Promise
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
   if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
+  const spec = shardFlag(v);
+  const shard = spec === undefined ? undefined : await shardOutput("rollout", file, spec, v, { format });
   const { dt } = await loadEngine(v);
   const summary = await rolloutCorpus(dt, file, v.out, {
     chatTemplateKwargs: kwargs,
@@ -363,6 +448,7 @@ async function cmdRollout(file: string, v: Values, control: RunControl): Promise
     format,
     progress: progressFlag(v),
     signal: control.signal,
+    shard,
   });
   if (summary.stopped === undefined) control.finish();
   await writeSummary(v, summary);
@@ -444,6 +530,7 @@ export async function main(argv: string[], control: RunControl = new RunControl(
   }
   try {
     if (v["worker-heap-mb"] !== undefined && cmd !== "replay") throw new UsageError("--worker-heap-mb applies to replay only");
+    if (v.shard !== undefined && !["replay", "tokenize", "verify", "rollout"].includes(cmd)) throw new UsageError("--shard applies to replay, tokenize, verify and rollout");
     switch (cmd) {
       case "replay":
       case "render": {
@@ -467,6 +554,10 @@ export async function main(argv: string[], control: RunControl = new RunControl(
         if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
         control.install();
         return await cmdRollout(rest[0] as string, v, control);
+      case "merge":
+        if (rest.length === 0) throw new UsageError("merge takes the shard outputs to join");
+        await mergeShards(rest, { out: v.out, summary: v.summary });
+        return 0;
       case "serve":
         if (rest.length !== 0) throw new UsageError("serve takes no file");
         return await cmdServe(v);

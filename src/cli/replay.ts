@@ -13,6 +13,8 @@
  */
 import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import { indexCorpus, LineReader } from "../corpus/offsets.js";
+import { runOffline, type OfflineResult } from "../pool/offline.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../pool/work.js";
 import { topLevelRaw } from "../pool/skim.js";
@@ -22,6 +24,7 @@ import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
 import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
+import { inShard, type ShardSpec } from "./shard.js";
 
 export type { ReplayRecord } from "../pool/protocol.js";
 export { replayConversation } from "../pool/work.js";
@@ -38,6 +41,11 @@ export interface ReplayOptions {
    * The records emitted are a prefix of the full run's; the summary says so in `stopped`.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Only this shard's lines (`--shard`); every record then carries its corpus `line` (records of
+   * unusable lines always do), which `deltatok merge` uses to restore corpus order.
+   */
+  shard?: ShardSpec | undefined;
 }
 
 export interface ReplaySummary {
@@ -64,6 +72,15 @@ export interface ReplaySummary {
   stopped?: StopReport;
   /** In-process replays: whether the tokenizer tuning is active (Deltatok.tokenizerTuned). */
   tokenizer_tuned?: boolean;
+  /**
+   * With workers: "longest-first" (a regular file: indexed first, costliest conversations
+   * started first) or "corpus-order" (a FIFO or stdin, read as it comes).
+   */
+  schedule?: "longest-first" | "corpus-order";
+  /** With workers on a regular file: each worker's busy time, s (from each job's start on it to its result). */
+  workers_busy_s?: number[];
+  /** With workers on a regular file: conversations each worker ran. */
+  workers_jobs?: number[];
 }
 
 /** Running totals over emitted records. */
@@ -127,7 +144,9 @@ export async function replayCorpus(
   const tally = new Tally();
   let bytes = 0;
   let lines = 0;
-  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+  const sh = o.shard;
+  const keep = sh === undefined ? undefined : (text: string | undefined, line: number) => inShard(sh, text, line);
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, keep), o.signal)) {
     bytes += item.bytes;
     if (!item.ok) {
       const r = lineErrorRecord(item.failure);
@@ -136,6 +155,7 @@ export async function replayCorpus(
     } else {
       tally.conversations++;
       for (const r of replayConversation(dt, item.conversation, o)) {
+        if (sh !== undefined) r.line = item.conversation.line;
         tally.add(r);
         await emit(r);
       }
@@ -248,8 +268,10 @@ export async function replayCorpusPooled(
   const answerHere = (seq: number, r: ReplayRecord) => {
     ready.set(seq, { records: [r], conversation: false, infra: false, chars: 0 });
   };
+  const sh = o.shard;
   for await (const l of untilAborted(corpusLines(file), signal)) {
     bytes += l.bytes;
+    if (sh !== undefined && l.text?.trim() !== "" && !inShard(sh, l.text, l.line)) continue;
     if (l.error !== undefined) {
       answerHere(nextSeq++, lineErrorRecord({ line: l.line, id: null, error: l.error }));
       await flush();
@@ -262,7 +284,7 @@ export async function replayCorpusPooled(
     const lineNo = l.line;
     heldChars += text.length;
     queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id ?? `#line:${lineNo}` }, (r: QueueResult) => {
-      if (r.ok && r.kind === "conversation") ready.set(seq, { records: r.records, conversation: r.conversation, infra: false, chars: text.length });
+      if (r.ok && r.kind === "conversation") ready.set(seq, { records: sh === undefined ? r.records : withLine(r.records, lineNo), conversation: r.conversation, infra: false, chars: text.length });
       else if (!r.ok) ready.set(seq, { records: [{ id, index: null, line: lineNo, error: r.error }], conversation: false, infra: r.worker === null || isInfrastructureError(r.error.code), chars: text.length });
       notify();
       // written as soon as it is next in order, even while the reader waits for input
@@ -290,8 +312,129 @@ export async function replayCorpusPooled(
   const stats = await pool.stats();
   const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
   summary.workers = pool.size;
+  summary.schedule = "corpus-order";
   if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
   const stop = stopReport(signal, headSeq, nextSeq - headSeq, bytes, total);
+  if (stop !== undefined) summary.stopped = stop;
+  return summary;
+}
+
+/** Records of one conversation with its corpus line (shard outputs: merge restores order with it). */
+function withLine(records: ReplayRecord[], line: number): ReplayRecord[] {
+  for (const r of records) if (r.index !== null) r.line = line;
+  return records;
+}
+
+export interface ScheduledReplayOptions extends ReplayOptions {
+  /**
+   * Records of finished conversations held for corpus order; at this many the scheduler starts
+   * the earliest conversation not started instead of the costliest, until the head is written.
+   * @defaultValue 262144 (≈30 MB of records)
+   */
+  maxHeldRecords?: number | undefined;
+}
+
+/**
+ * Replays a regular corpus file on a pool, the costliest conversations first: a first pass keeps
+ * each line's offset and length (16 bytes a line: src/corpus/offsets.ts; with the job and
+ * scheduler arrays ≈ 42 bytes a line, 42 MB for a million conversations), then lines are read
+ * again as src/pool/schedule.ts starts them (cost = the line's UTF-8 bytes) and their records
+ * are written in corpus order, held meanwhile (bounded by `maxHeldRecords`). The output is the
+ * in-process replay's, record for record.
+ */
+export async function replayCorpusScheduled(
+  pool: Pick<DeltatokPool, "size" | "runBatch" | "stats" | "options">,
+  path: string,
+  o: ScheduledReplayOptions,
+  emit: (r: ReplayRecord) => void | Promise<void>,
+  loadSeconds: number,
+): Promise<ReplaySummary> {
+  const file = await openCorpus(path);
+  const total = file.size;
+  const t0 = performance.now();
+  const progress = new Progress(o.progress);
+  const tally = new Tally();
+  const signal = o.signal;
+  const sh = o.shard;
+  const maxHeld = o.maxHeldRecords ?? 262_144;
+  const replay = { chatTemplateKwargs: o.chatTemplateKwargs, parseToolArguments: o.parseToolArguments, osl: o.osl };
+  const index = await indexCorpus(file, sh === undefined ? undefined : (text, line) => inShard(sh, text, line), () => signal?.aborted === true);
+  const ready = new Map<number, Done>();
+  let head = 0;
+  let held = 0;
+  // jobs: the lines a worker answers (not the lines the reader already found unusable)
+  const jobLine = new Uint32Array(index.count - index.errors.size);
+  const costs = new Float64Array(jobLine.length);
+  for (let i = 0, j = 0; i < index.count; i++) {
+    const err = index.errors.get(i);
+    if (err !== undefined) {
+      ready.set(i, { records: [lineErrorRecord({ line: index.line[i] as number, id: null, error: err })], conversation: false, infra: false, chars: 0 });
+      held++;
+    } else {
+      jobLine[j] = i;
+      costs[j++] = index.length[i] as number;
+    }
+  }
+  const flushNow = async () => {
+    for (let d = ready.get(head); d !== undefined; d = ready.get(head)) {
+      ready.delete(head);
+      head++;
+      held -= d.records.length;
+      if (d.conversation) tally.conversations++;
+      for (const r of d.records) {
+        tally.add(r);
+        await emit(r);
+      }
+      progress.tick(() => tally.line(t0, head, index.count, `, ${pool.size} workers, longest first`));
+    }
+  };
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => (flushing = flushing.then(flushNow));
+  const reader = await LineReader.open(path);
+  const ids = new Map<number, string | null>();
+  await flush();
+  let report;
+  try {
+    report = await runOffline(
+      pool,
+      costs,
+      async (job) => {
+        const i = jobLine[job] as number;
+        const line = index.line[i] as number;
+        const text = await reader.read(index.offset[i] as number, index.length[i] as number, line);
+        ids.set(job, skimmedId(text));
+        return { k: "conversation", json: text, line, replay };
+      },
+      (job, r: OfflineResult) => {
+        const i = jobLine[job] as number;
+        const line = index.line[i] as number;
+        const id = ids.get(job) ?? null;
+        ids.delete(job);
+        let d: Done;
+        if (r.ok && r.result.ok && "records" in r.result) d = { records: sh === undefined ? r.result.records : withLine(r.result.records, line), conversation: r.result.conversation, infra: false, chars: 0 };
+        else {
+          const error = !r.ok ? r.error : !r.result.ok ? r.result.error : { code: "DT_INTERNAL" as const, message: "the worker answered a conversation with something else" };
+          d = { records: [{ id, index: null, line, error }], conversation: false, infra: !r.ok && isInfrastructureError(error.code), chars: 0 };
+        }
+        ready.set(i, d);
+        held += d.records.length;
+        if (i === head) flush().catch(() => undefined);
+      },
+      { signal, headFirst: () => held >= maxHeld },
+    );
+  } finally {
+    await reader.close();
+  }
+  await flush();
+  const elapsed = (performance.now() - t0) / 1000;
+  progress.done();
+  const stats = await pool.stats();
+  const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
+  summary.workers = pool.size;
+  summary.schedule = "longest-first";
+  summary.workers_busy_s = report.busyMs.map((ms) => round3(ms / 1000));
+  summary.workers_jobs = report.jobs;
+  const stop = stopReport(signal, head, index.count - head, index.bytes, total);
   if (stop !== undefined) summary.stopped = stop;
   return summary;
 }

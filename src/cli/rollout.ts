@@ -27,6 +27,7 @@ import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
+import { HEADER_KEY, TRAILER_KEY, inShard, type ShardOutput } from "./shard.js";
 
 export interface RolloutCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -35,6 +36,8 @@ export interface RolloutCorpusOptions {
   progress?: boolean | undefined;
   /** Aborting stops between conversations; what was written is a prefix of the full output. */
   signal?: AbortSignal | undefined;
+  /** Only this shard's lines (`--shard`), written as tokenize writes a shard (src/cli/shard.ts). */
+  shard?: ShardOutput | undefined;
 }
 
 export interface RolloutSummary {
@@ -73,6 +76,9 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
   const bin = o.format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
   const file = await openCorpus(path);
   await bin?.start();
+  const sh = o.shard;
+  if (sh !== undefined) await jsonl?.write({ [HEADER_KEY]: sh.header });
+  const keep = sh === undefined ? undefined : (text: string | undefined, line: number) => inShard(sh.spec, text, line);
   let bytes = 0;
   let lines = 0;
   const s: RolloutSummary = {
@@ -99,7 +105,7 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
     if (jsonl !== null) await jsonl.write(rec);
     else bin?.index.push(rec);
   };
-  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, keep), o.signal)) {
     bytes += item.bytes;
     lines++;
     if (!item.ok) {
@@ -120,7 +126,7 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
       continue;
     }
     tally(s, r);
-    if (jsonl !== null) await jsonl.write({ id: c.id, ...rolloutJson(r) });
+    if (jsonl !== null) await jsonl.write(sh === undefined ? { id: c.id, ...rolloutJson(r) } : { id: c.id, ...rolloutJson(r), line: c.line });
     else if (bin !== null) {
       const sequences: Array<Record<string, unknown>> = [];
       for (const q of r.sequences) {
@@ -130,7 +136,7 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
         sequences.push({ offset, count: q.ids.length, mask_offset: maskOffset, logprobs_offset: lpOffset, turns: q.turns.map(turnJson) });
       }
       const { splits, drift } = rolloutJson({ sequences: [], splits: r.splits, drift: r.drift });
-      bin.index.push({ id: c.id, sequences, splits, drift });
+      bin.index.push(sh === undefined ? { id: c.id, sequences, splits, drift } : { id: c.id, sequences, splits, drift, line: c.line });
     }
     progress.tick(() => `rollout: ${s.conversations} conversations, ${s.sequences} sequences, ${s.errors} errors`);
     if (o.signal !== undefined) await turn();
@@ -138,9 +144,11 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
   progress.done();
   const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
   if (stopped !== undefined) s.stopped = stopped;
-  await jsonl?.close();
-  await bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: dt.options.tokenizer });
   s.elapsed_s = round3((performance.now() - t0) / 1000);
+  const trailer = sh === undefined ? undefined : { lines, summary: s };
+  if (trailer !== undefined) await jsonl?.write({ [TRAILER_KEY]: trailer });
+  await jsonl?.close();
+  await bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: dt.options.tokenizer, ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }) });
   return s;
 }
 

@@ -29,6 +29,7 @@ import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
+import { HEADER_KEY, TRAILER_KEY, inShard, type ShardOutput } from "./shard.js";
 
 export interface TokenizeCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -40,6 +41,11 @@ export interface TokenizeCorpusOptions {
    * is finished with the index of the records written (a valid file of that prefix).
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Only this shard's lines (`--shard`): JSONL gets a header line, a `line` on every record and
+   * a trailer with the summary; a binary index gets `shard`, `shard_end` and a `line` per record.
+   */
+  shard?: ShardOutput | undefined;
 }
 
 export interface TokenizeSummary {
@@ -67,18 +73,20 @@ class BinaryWriter {
     await this.#file.start();
   }
 
-  async record(id: string, t: Trajectory): Promise<void> {
+  async record(id: string, t: Trajectory, line?: number): Promise<void> {
     const offset = await this.#file.u32(t.ids);
     const maskOffset = await this.#file.bytes(t.assistantMask);
-    this.#file.index.push({ id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact });
+    const rec: Record<string, unknown> = { id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact };
+    if (line !== undefined) rec.line = line;
+    this.#file.index.push(rec);
   }
 
   error(entry: Record<string, unknown>): void {
     this.#file.index.push(entry);
   }
 
-  async finish(tokenizer: string): Promise<void> {
-    await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer });
+  async finish(tokenizer: string, shard?: Record<string, unknown>): Promise<void> {
+    await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer, ...shard });
   }
 }
 
@@ -90,6 +98,9 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
   const bin = o.format === "binary" ? new BinaryWriter(out as string) : null;
   const file = await openCorpus(path);
   await bin?.start();
+  const sh = o.shard;
+  if (sh !== undefined) await jsonl?.write({ [HEADER_KEY]: sh.header });
+  const keep = sh === undefined ? undefined : (text: string | undefined, line: number) => inShard(sh.spec, text, line);
   let bytes = 0;
   let lines = 0;
   let conversations = 0;
@@ -97,7 +108,7 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
   let tokens = 0;
   let masked = 0;
   let inexact = 0;
-  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, keep), o.signal)) {
     bytes += item.bytes;
     lines++;
     if (!item.ok) {
@@ -118,8 +129,9 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
       tokens += t.count;
       for (const b of t.assistantMask) masked += b;
       if (!t.offsetsExact) inexact++;
-      if (jsonl !== null) await jsonl.write({ id: c.id, ...trajectoryJson(t) });
-      else await bin?.record(c.id, t);
+      const line = sh === undefined ? undefined : c.line;
+      if (jsonl !== null) await jsonl.write(line === undefined ? { id: c.id, ...trajectoryJson(t) } : { id: c.id, ...trajectoryJson(t), line });
+      else await bin?.record(c.id, t, line);
     } catch (e) {
       errors++;
       const rec = { id: c.id, line: c.line, error: toDeltatokError(e).toJSON() };
@@ -131,9 +143,7 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
   }
   progress.done();
   const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
-  await jsonl?.close();
-  await bin?.finish(dt.options.tokenizer);
-  return {
+  const summary: TokenizeSummary = {
     corpus: path,
     out: out ?? "-",
     format: o.format,
@@ -145,4 +155,9 @@ export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | u
     elapsed_s: round3((performance.now() - t0) / 1000),
     ...(stopped === undefined ? {} : { stopped }),
   };
+  const trailer = sh === undefined ? undefined : { lines, summary };
+  if (trailer !== undefined) await jsonl?.write({ [TRAILER_KEY]: trailer });
+  await jsonl?.close();
+  await bin?.finish(dt.options.tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer });
+  return summary;
 }

@@ -12,6 +12,7 @@ import { assistantIndices, mergeKwargs, openCorpus, readOpenCorpus } from "../co
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
+import { inShard, type ShardSpec } from "./shard.js";
 
 export interface VerifyDifference {
   id: string;
@@ -24,6 +25,8 @@ export interface VerifyDifference {
   full: { count?: number; token?: number | null; error?: string };
   /** Decoded tokens around the first difference, from the full answer. */
   context?: string;
+  /** The corpus line (`--shard` only: merge restores corpus order with it). */
+  line?: number;
 }
 
 export interface VerifySummary {
@@ -39,6 +42,8 @@ export interface VerifySummary {
   elapsed_s: number;
   /** Present when a signal stopped the run (the counts above are of the lines done). */
   stopped?: StopReport;
+  /** `--shard` only: the corpus lines read, and the token counts reuse_ratio comes from (merge adds them). */
+  shard?: { lines: number; tokens_reused: number; tokens_encoded: number };
 }
 
 export interface VerifyOptions {
@@ -51,6 +56,8 @@ export interface VerifyOptions {
   progress?: boolean | undefined;
   /** Aborting stops the run between conversations; the summary covers the lines done. */
   signal?: AbortSignal | undefined;
+  /** Only this shard's lines (`--shard`); differences then carry their `line`. */
+  shard?: ShardSpec | undefined;
 }
 
 type Answer = { ids: Uint32Array } | { error: string };
@@ -88,7 +95,8 @@ export async function verifyCorpus(
   let sameErrors = 0;
   let differ = 0;
   const differences: VerifyDifference[] = [];
-  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser), o.signal)) {
+  const sh = o.shard;
+  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, sh === undefined ? undefined : (text, line) => inShard(sh, text, line)), o.signal)) {
     bytes += item.bytes;
     lines++;
     if (!item.ok) continue;
@@ -130,6 +138,7 @@ export async function verifyCorpus(
         };
       }
       if (d !== null) {
+        if (sh !== undefined) d.line = c.line;
         differ++;
         if (differences.length < o.maxReported) differences.push(d);
       }
@@ -154,5 +163,6 @@ export async function verifyCorpus(
     reuse_ratio: s.tokensReused / Math.max(1, s.tokensReused + s.tokensEncoded),
     elapsed_s: round3((performance.now() - t0) / 1000),
     ...(stopped === undefined ? {} : { stopped }),
+    ...(sh === undefined ? {} : { shard: { lines, tokens_reused: s.tokensReused, tokens_encoded: s.tokensEncoded } }),
   };
 }

@@ -342,22 +342,25 @@ export async function* readCorpus(path: string, parse: JsonParser): AsyncGenerat
   yield* readOpenCorpus(await openCorpus(path), parse);
 }
 
-/** `readCorpus` over an open corpus. */
-export async function* readOpenCorpus(file: CorpusFile, parse: JsonParser): AsyncGenerator<CorpusItem> {
+/**
+ * `readCorpus` over an open corpus. `keep` (given the line's text, or undefined for a line that
+ * has none, and its number) skips the non-blank lines it rejects, unparsed: `--shard`.
+ */
+export async function* readOpenCorpus(file: CorpusFile, parse: JsonParser, keep?: (text: string | undefined, line: number) => boolean): AsyncGenerator<CorpusItem> {
   let blank = 0;
   for await (const l of corpusLines(file)) {
-    // an item's bytes include the blank lines before it, so progress and "bytes unread" add up
+    // an item's bytes include the blank (and skipped) lines before it, so progress and "bytes unread" add up
     const bytes = blank + l.bytes;
     blank = 0;
+    if (l.text?.trim() === "" || (keep !== undefined && !keep(l.text, l.line))) {
+      blank = bytes;
+      continue;
+    }
     if (l.error !== undefined) {
       yield { ok: false, failure: { line: l.line, id: null, error: l.error }, bytes };
       continue;
     }
     const text = l.text;
-    if (text.trim() === "") {
-      blank = bytes;
-      continue;
-    }
     let parsed: Conversation | LineError;
     try {
       parsed = parseCorpusLine(text, l.line, parse);
