@@ -413,46 +413,27 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   return finishCommand("verify", summary.stopped, summary.differ === 0 ? 0 : 1);
 }
 
-async function cmdTokenize(file: string, v: Values, control: RunControl): Promise<number> {
+/** tokenize and rollout: training data per conversation, JSONL or binary, shardable. */
+async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
   if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
   const spec = shardFlag(v);
-  const shard = spec === undefined ? undefined : await shardOutput("tokenize", file, spec, v, { format });
+  const shard = spec === undefined ? undefined : await shardOutput(cmd, file, spec, v, { format });
   const { dt } = await loadEngine(v);
-  const summary = await tokenizeCorpus(dt, file, v.out, {
+  const o = {
     chatTemplateKwargs: kwargs,
     parseToolArguments: v["parse-tool-arguments"] === true,
     format,
     progress: progressFlag(v),
     signal: control.signal,
     shard,
-  });
+  } as const;
+  const summary = cmd === "tokenize" ? await tokenizeCorpus(dt, file, v.out, o) : await rolloutCorpus(dt, file, v.out, o);
   if (summary.stopped === undefined) control.finish();
   await writeSummary(v, summary);
-  return finishCommand("tokenize", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
-}
-
-async function cmdRollout(file: string, v: Values, control: RunControl): Promise<number> {
-  const kwargs = kwargsFlag(v);
-  const format = v.format ?? "jsonl";
-  if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
-  if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
-  const spec = shardFlag(v);
-  const shard = spec === undefined ? undefined : await shardOutput("rollout", file, spec, v, { format });
-  const { dt } = await loadEngine(v);
-  const summary = await rolloutCorpus(dt, file, v.out, {
-    chatTemplateKwargs: kwargs,
-    parseToolArguments: v["parse-tool-arguments"] === true,
-    format,
-    progress: progressFlag(v),
-    signal: control.signal,
-    shard,
-  });
-  if (summary.stopped === undefined) control.finish();
-  await writeSummary(v, summary);
-  return finishCommand("rollout", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
+  return finishCommand(cmd, summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
 async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
@@ -546,14 +527,14 @@ export async function main(argv: string[], control: RunControl = new RunControl(
       case "tokenize":
         if (rest.length !== 1) throw new UsageError("tokenize takes exactly one corpus file");
         control.install();
-        return await cmdTokenize(rest[0] as string, v, control);
+        return await cmdTraining("tokenize", rest[0] as string, v, control);
       case "check-template":
         if (rest.length > 1) throw new UsageError("check-template takes at most one corpus file");
         return await cmdCheckTemplate(rest[0], v);
       case "rollout":
         if (rest.length !== 1) throw new UsageError("rollout takes exactly one corpus file");
         control.install();
-        return await cmdRollout(rest[0] as string, v, control);
+        return await cmdTraining("rollout", rest[0] as string, v, control);
       case "merge":
         if (rest.length === 0) throw new UsageError("merge takes the shard outputs to join");
         await mergeShards(rest, { out: v.out, summary: v.summary });
