@@ -8,28 +8,16 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { Deltatok } from "../src/api/deltatok.js";
-import { parseJson } from "../src/json/index.js";
 import { toDeltatokError } from "../src/errors.js";
 import { idsSha256 } from "./helpers/ids.js";
 import { repoPath } from "./helpers/paths.js";
+import { goldenConversations, goldenRows, type GoldenConv } from "./helpers/golden.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
-type Msg = Record<string, unknown>;
-interface Conv {
-  id: string;
-  messages: Msg[];
-  tools?: unknown[] | null;
-}
-const conversations = readFileSync(repoPath("test/fixtures/template/golden/conversations.jsonl"), "utf8")
-  .split("\n")
-  .filter(Boolean)
-  .map((l) => parseJson((JSON.parse(l) as { line: string }).line) as Conv);
-const rows = readFileSync(repoPath("test/fixtures/golden/counts.jsonl"), "utf8")
-  .split("\n")
-  .filter((l) => l.startsWith("{"))
-  .map((l) => JSON.parse(l) as { file?: string; osl_file?: string; template: string; tokenizer: string; expect: Record<string, unknown> });
+type Conv = GoldenConv;
+const conversations = goldenConversations();
+const rows = goldenRows();
 
 const template = (name: string) => repoPath("test/fixtures/template/golden/templates", `${name}.jinja`);
 const engines = new Map<string, Promise<Deltatok>>();

@@ -7,28 +7,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { Deltatok } from "../src/api/deltatok.js";
-import { parseJson } from "../src/json/index.js";
 import { toDeltatokError } from "../src/errors.js";
 import { idsSha256 } from "./helpers/ids.js";
 import { repoPath } from "./helpers/paths.js";
+import { goldenConversations, goldenRows, type GoldenConv } from "./helpers/golden.js";
 
-type Msg = Record<string, unknown>;
-interface Conv {
-  id: string;
-  messages: Msg[];
-  tools?: unknown[] | null;
-}
-const conversations = readFileSync(repoPath("test/fixtures/template/golden/conversations.jsonl"), "utf8")
-  .split("\n")
-  .filter(Boolean)
-  .map((l) => parseJson((JSON.parse(l) as { line: string }).line) as Conv);
-const rows = readFileSync(repoPath("test/fixtures/golden/counts.jsonl"), "utf8")
-  .split("\n")
-  .filter((l) => l.startsWith("{"))
-  .map((l) => JSON.parse(l) as { file?: string; template: string; tokenizer: string; expect: Record<string, unknown> })
-  .filter((r) => r.file !== undefined);
+type Conv = GoldenConv;
+const conversations = goldenConversations();
+const rows = goldenRows().filter((r) => r.file !== undefined);
 
 for (const row of rows) {
   test(`rollout prompts equal the reference: ${row.file}`, async () => {
