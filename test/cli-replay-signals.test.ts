@@ -11,7 +11,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, writeFileSync, type WriteStream } from "node:fs";
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, writeFileSync, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli, startCli, jsonl } from "./helpers/cli.js";
@@ -123,20 +123,27 @@ test("SIGINT stops the same way with exit 130", { skip: !canFifo && "needs mkfif
 });
 
 for (const workers of ["0", "2"]) {
-  test(`--workers ${workers}: a SIGTERM after the work is done changes nothing (exit 0, full output)`, async () => {
+  test(`--workers ${workers}: a SIGTERM after the work is done changes nothing (exit 0, full output)`, { skip: !canFifo && "needs mkfifo" }, async () => {
     const full = await runCli(["replay", corpus, ...COMMON, "--no-progress", "--workers", workers]);
     assert.equal(full.code, 0, full.stderr);
-    const summaryFile = join(dir, `summary-after-${workers}.json`);
+    // the summary goes to a FIFO: writing it waits for a reader, so the command is held in its
+    // closing phase (work done, process alive) until the signal has been seen and answered
+    const summaryFile = fifo() as string;
     const live = startCli(["replay", corpus, ...COMMON, "--no-progress", "--workers", workers, "--summary", summaryFile]);
     live.child.stdin?.end();
     await live.waitFor(() => live.stdout().length >= full.stdout.length);
-    live.child.kill("SIGTERM"); // the records are all out: the command is finishing or closing
+    live.child.kill("SIGTERM"); // the records are all out: the command is closing
+    await live.waitFor(() => live.stderr().includes("SIGTERM ignored"));
+    const summaryText = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      createReadStream(summaryFile, "utf8").on("data", (c) => (text += String(c))).on("end", () => resolve(text)).on("error", reject);
+    });
     const { code, signal } = await live.exited;
     assert.equal(signal, null, "not killed by the signal");
     assert.equal(code, 0, live.stderr());
     assert.equal(live.stdout(), full.stdout);
     assert.ok(!live.stderr().includes("stopped by"), live.stderr());
-    const summary = JSON.parse(readFileSync(summaryFile, "utf8")) as Record<string, unknown>;
+    const summary = JSON.parse(summaryText) as Record<string, unknown>;
     assert.equal(summary.stopped, undefined);
   });
 }

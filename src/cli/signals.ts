@@ -10,7 +10,11 @@
  *   that prefix and says it was stopped, one notice line goes to stderr, and the exit code is
  *   128 + the signal's number (SIGTERM 143, SIGINT 130).
  * - A first signal after the work is done is ignored: the command is only closing, and its exit
- *   code stays what the work decided (0, or 1 for --strict / verify differences).
+ *   code stays what the work decided (0, or 1 for --strict / verify differences). One notice line
+ *   on stderr says so (also when the signal came as the last line finished and stopped nothing) (so an operator knows the signal was seen). Node restores the default action
+ *   while the process tears down its handles at the very end, so a signal in that last moment
+ *   (after everything is written and closed) still kills the process: nothing is lost then, but
+ *   the exit status says "killed"; there is no way to ignore a signal from JavaScript past it.
  * - Any second signal kills the process as the default action would.
  */
 
@@ -41,7 +45,10 @@ export class RunControl {
       process.kill(process.pid, sig);
       return;
     }
-    if (this.#finished) return;
+    if (this.#finished) {
+      process.stderr.write(`deltatok: ${sig} ignored: the work is done, closing\n`);
+      return;
+    }
     this.#stoppedBy = sig;
     this.#ac.abort(sig); // the reason is the signal's name (see stopReport)
   };
@@ -77,6 +84,8 @@ export class RunControl {
    * so closing cannot turn a finished run into a stopped or killed one.
    */
   finish(): void {
+    // a signal that came as the last line finished stopped nothing (stopReport): say it was seen
+    if (!this.#finished && this.#stoppedBy !== null) process.stderr.write(`deltatok: ${this.#stoppedBy} ignored: the work is done, closing\n`);
     this.#finished = true;
   }
 
