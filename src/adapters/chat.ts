@@ -53,7 +53,7 @@ export interface FromOptions {
    * to an OpenAI-compatible server (count with `parse_tool_arguments: true` to get what vLLM or
    * MLCommons endpoints render: they parse the text before rendering) — or `"object"`, the value
    * itself (the form transformers' templates expect; counts like `"string"` with
-   * `parse_tool_arguments: true`).
+   * `parse_tool_arguments: true`; an integer beyond ±2^53 is refused, as its digits would differ).
    * @defaultValue "string"
    */
   toolArguments?: "string" | "object";
@@ -139,15 +139,23 @@ export function list(v: unknown, path: string, code: "DT_INVALID_MESSAGES" | "DT
  * value: plain objects, lists, strings, finite numbers, booleans, null (an undefined object entry
  * is absent, as JSON writes it). Anything else — NaN, a bigint, a Date, a Map, a class instance,
  * a function, a cycle, nesting deeper than 256 — is DT_INVALID_MESSAGE at its path, because its
- * JSON text would not be the value.
+ * JSON text would not be the value. With `safeIntegers`, an integer beyond ±2^53 (1e21 included)
+ * is DT_ADAPTER_UNSUPPORTED: rendered as a value, its digits are the double's exact ones
+ * (123456789012345683968), while a server parses the JSON text's (123456789012345680000).
  */
-export function checkJson(v: unknown, path: string, depth = 0): void {
+export function checkJson(v: unknown, path: string, depth = 0, safeIntegers = false): void {
   switch (typeof v) {
     case "string":
     case "boolean":
       return;
     case "number":
       if (!Number.isFinite(v)) throw invalid(path, `is ${v}, which JSON cannot hold`);
+      if (safeIntegers && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        throw unsupported(
+          path,
+          `is ${v}, an integer beyond 2^53: the template would render the JavaScript number's digits, a server the digits of its JSON text (${JSON.stringify(v)}); use toolArguments: "string" with parse_tool_arguments`,
+        );
+      }
       return;
     case "object": {
       if (v === null) return;
@@ -155,7 +163,7 @@ export function checkJson(v: unknown, path: string, depth = 0): void {
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length; i++) {
           if (!(i in v)) throw invalid(`${path}[${i}]`, "is a hole in a sparse list: not JSON data");
-          checkJson(v[i], `${path}[${i}]`, depth + 1);
+          checkJson(v[i], `${path}[${i}]`, depth + 1, safeIntegers);
         }
         return;
       }
@@ -163,7 +171,7 @@ export function checkJson(v: unknown, path: string, depth = 0): void {
       if (proto !== Object.prototype && proto !== null) throw invalid(path, "is not a plain object: not JSON data");
       for (const k of Object.keys(v)) {
         const x: unknown = (v as Record<string, unknown>)[k];
-        if (x !== undefined) checkJson(x, `${path}.${k}`, depth + 1);
+        if (x !== undefined) checkJson(x, `${path}.${k}`, depth + 1, safeIntegers);
       }
       return;
     }
@@ -181,7 +189,7 @@ export function jsonText(v: unknown, path: string): string {
 /** Tool-call arguments in the form the options ask for, from the framework's value. */
 export function toArguments(input: unknown, path: string, o: ResolvedFromOptions): string | JsonValue {
   if (o.toolArguments === "object") {
-    checkJson(input, path);
+    checkJson(input, path, 0, true);
     return input as JsonValue;
   }
   return jsonText(input, path);
