@@ -40,9 +40,9 @@ const COUNT = { tools: TOOLS, parse_tool_arguments: true };
 /**
  * Keeps the system prompt and the newest turns (a turn: a user message and everything up to the
  * next one, so a tool call stays with its result) that fit in `limit`. Returns the kept
- * messages, their exact count and the indices dropped. (deltatok's `dt.trimToFit(chat, limit,
- * { tools })` is to return this same shape; until it is released, the loop counts each candidate
- * with `dt.countPrompt`.)
+ * messages, their exact count and the indices dropped — the result of `dt.trimToFit(chat, limit,
+ * COUNT)`, which deltatok is adding; until it is released, this loop counts each candidate with
+ * `dt.countPrompt`.
  */
 function trimToFit(chat, limit) {
   const head = chat[0]?.role === "system" ? 1 : 0;

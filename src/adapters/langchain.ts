@@ -119,6 +119,15 @@ function plainContent(c: unknown, path: string, o: ResolvedFromOptions): string 
   return o.textParts === "join" ? texts.join("\n") : texts.map((text) => ({ type: "text", text }));
 }
 
+/** An OpenAI tool call (its id, when LangChain has one, noted in `ids`). */
+function toolCall(t: Record<string, unknown>, path: string, name: string, args: ChatToolCall["function"]["arguments"], ids: Set<string>): ChatToolCall {
+  const fn = { name, arguments: args };
+  if (t.id === undefined || t.id === null) return { type: "function", function: fn };
+  const id = str(t.id, `${path}.id`);
+  ids.add(id);
+  return { id, type: "function", function: fn };
+}
+
 function assistant(m: Record<string, unknown>, at: string, o: ResolvedFromOptions): ChatMessage {
   const calls = m.tool_calls === undefined || m.tool_calls === null ? [] : list(m.tool_calls, `${at}.tool_calls`, "DT_INVALID_TOOL_CALLS");
   const bad = m.invalid_tool_calls === undefined || m.invalid_tool_calls === null ? [] : list(m.invalid_tool_calls, `${at}.invalid_tool_calls`, "DT_INVALID_TOOL_CALLS");
@@ -128,17 +137,13 @@ function assistant(m: Record<string, unknown>, at: string, o: ResolvedFromOption
     const t = calls[j];
     const tp = `${at}.tool_calls[${j}]`;
     if (!isRecord(t)) throw invalid(tp, "must be a tool call object", "DT_INVALID_TOOL_CALLS");
-    const call: ChatToolCall = { type: "function", function: { name: str(t.name, `${tp}.name`), arguments: toArguments(t.args, `${tp}.args`, o) } };
-    if (t.id !== undefined && t.id !== null) callIds.add((call.id = str(t.id, `${tp}.id`)));
-    out.push(call);
+    out.push(toolCall(t, tp, str(t.name, `${tp}.name`), toArguments(t.args, `${tp}.args`, o), callIds));
   }
   for (let j = 0; j < bad.length; j++) {
     const t = bad[j];
     const tp = `${at}.invalid_tool_calls[${j}]`;
     if (!isRecord(t)) throw invalid(tp, "must be a tool call object", "DT_INVALID_TOOL_CALLS");
-    const call: ChatToolCall = { type: "function", function: { name: str(t.name, `${tp}.name`), arguments: t.args === undefined || t.args === null ? "" : str(t.args, `${tp}.args`) } };
-    if (t.id !== undefined && t.id !== null) callIds.add((call.id = str(t.id, `${tp}.id`)));
-    out.push(call);
+    out.push(toolCall(t, tp, str(t.name, `${tp}.name`), t.args === undefined || t.args === null ? "" : str(t.args, `${tp}.args`), callIds));
   }
   let text = "";
   let reasoning: string | null = null;
