@@ -29,6 +29,7 @@ const LAYERS = [
   ["engine"],
   ["corpus"],
   ["api"],
+  ["adapters"],
   ["pool"],
   ["queue"],
   ["serve"],

@@ -60,6 +60,8 @@ export const ERROR_CODES = {
   DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus size or settings (tokenizer, template, date, ...)",
   DT_SHARD_MISSING: "a shard of the set is not among the files given to merge",
   DT_SHARD_OVERLAP: "two files given to merge are the same shard, or hold the same corpus line",
+  // ---- framework adapters ----------------------------------------------------------------
+  DT_ADAPTER_UNSUPPORTED: "a framework message holds something the OpenAI chat format (or the framework, converting back) has no place for: an image or file part, a provider-executed tool, ...",
   DT_INTERNAL: "an unexpected internal failure (a bug: please report it)",
 } as const;
 
