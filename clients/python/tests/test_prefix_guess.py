@@ -63,6 +63,19 @@ class GuessTest(unittest.TestCase):
             self.assertEqual(len(again.params({})["messages"]), 3)
             self.assertEqual(again.params({})["tools"], tools)
 
+    def test_messages_marshal_cannot_write_are_confirmed_by_their_json(self):
+        from collections import OrderedDict
+        t = PrefixTable()
+        msgs = [OrderedDict(role="system", content="You help."), {"role": "user", "content": "Hi"}]
+        self.assertTrue(t.plan(msgs, None, False).verify())
+        p = t.plan(msgs + [{"role": "assistant", "content": "Hello"}], None, False)
+        self.assertTrue(p.has_prefix)
+        self.assertTrue(p.verify())
+        msgs[0]["content"] = "You help!"  # in place, in the subclass
+        q = t.plan(msgs + [{"role": "assistant", "content": "Hello"}, {"role": "user", "content": "x"}], None, False)
+        self.assertTrue(q.has_prefix)
+        self.assertFalse(q.verify())
+
     def test_an_unconfirmed_state_is_not_extended(self):
         t = PrefixTable()
         msgs = conversation()

@@ -141,6 +141,24 @@ def route_of(messages: Any, tools: Any = None) -> Optional[str]:
         return None
 
 
+def _confirmed_prefix(msgs: List[Any], held: List[bytes], k: int) -> Optional[List[bytes]]:
+    """The fingerprints of `msgs` if its first k equal `held[:k]`, else None. One marshal of the
+    whole list in the common case: version 2 writes no references, so a list's marshal is a 5-byte
+    header and its items' marshals back to back, and marshal's encoding is prefix-free — the
+    list's bytes start with the held fingerprints exactly when its first k items have them (the
+    held byte strings are then reused, their hashes cached)."""
+    try:
+        blob = marshal.dumps(msgs, 2)
+    except ValueError:
+        blob = None
+    if blob is not None and all(fp[:1] != b"\x00" for fp in held[:k]):
+        if not blob.startswith(b"".join(held[:k]), 5):
+            return None
+        return held[:k] + fingerprints(msgs[k:])
+    fps = fingerprints(msgs)
+    return fps if fps[:k] == held[:k] else None
+
+
 class _Conversation:
     __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys", "msgs", "tools", "lead", "guessing")
 
@@ -420,10 +438,15 @@ class PrefixTable:
         held_fps, held_tools_fp = plan._guess  # type: ignore[misc]
         k = plan._prefix_len
         try:
-            fps = fingerprints(plan._messages)
+            msgs = plan._messages
+            ok = len(held_fps) >= k
+            fps: List[bytes] = []
+            if ok:
+                fps = _confirmed_prefix(msgs, held_fps, k)
+                ok = fps is not None
             tools_fp = conv.tools_fp if not plan._omit_tools or held_tools_fp is None else (
                 None if plan._tools is None else fingerprint(plan._tools))
-            ok = len(held_fps) >= k and fps[:k] == held_fps[:k] and (held_tools_fp is None or tools_fp == held_tools_fp)
+            ok = ok and (held_tools_fp is None or tools_fp == held_tools_fp)
         except Exception:  # noqa: BLE001 - whatever the fingerprints raise, the ordinary path raises again
             ok = False
             fps, tools_fp = [], None
