@@ -32,6 +32,8 @@ interface PythonRun {
   client_cpu_s: number;
   server_cpu_s: number | null;
   server_main_thread_cpu_s: number | null;
+  /** The same number of calls that carry nothing (count_text "hi"), seconds. */
+  round_trip_floor_s: number;
   client: Record<string, number>;
 }
 
@@ -92,6 +94,9 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
       python_client_cpu_s: r3(py.client_cpu_s),
       sidecar_cpu_s: py.server_cpu_s === null ? null : r3(py.server_cpu_s),
       sidecar_main_thread_cpu_s: py.server_main_thread_cpu_s === null ? null : r3(py.server_main_thread_cpu_s),
+      // the round trips alone (as many empty calls): the ratio no payload work could beat
+      round_trip_floor_s: r3(py.round_trip_floor_s),
+      ceiling_ratio: r3(lib.seconds / (lib.seconds + py.round_trip_floor_s)),
       requests_per_s: { in_process: Math.round(lib.requests / lib.seconds), python: Math.round(py.requests / py.seconds) },
       client: py.client,
     });
@@ -105,6 +110,8 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
     rounds,
     ratio_median: ratios[Math.floor(ratios.length / 2)],
     cpu_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)] ?? null)(rounds.map((r) => r.cpu_ratio as number | null).filter((x): x is number => x !== null).sort((a, b) => a - b)),
-    note: "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7. cpu_ratio = in-process CPU / (python client CPU + sidecar CPU)",
+    note:
+      "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7. cpu_ratio = in-process CPU / (python client CPU + sidecar CPU). " +
+      "ceiling_ratio = in-process seconds / (in-process seconds + round_trip_floor_s): the ratio with the round trips alone added (no payload work on either side)",
   };
 }

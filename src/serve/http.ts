@@ -16,7 +16,7 @@
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { DeltatokError, type ErrorCode } from "../errors.js";
-import { pythonJsonParser } from "../api/json.js";
+import { parseRequestLine } from "./request-json.js";
 import { dispatch, parseEnvelope, EnvelopeError, type Backend, type Response } from "./protocol.js";
 import { buildGuard, checkHeaders, type Guard } from "./guard.js";
 import { decodeUtf8, skimId } from "./lines.js";
@@ -281,7 +281,7 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
     if (text === null) return refuse(req, res, 400, "DT_INVALID_UTF8", "the body is not valid UTF-8", skimId(body.bytes.subarray(0, 1024)));
     let v: unknown;
     try {
-      v = pythonJsonParser(text);
+      v = parseRequestLine(text);
     } catch (e) {
       return refuse(req, res, 400, "DT_INVALID_JSON", `body is not valid JSON: ${(e as Error).message}`);
     }

@@ -72,7 +72,7 @@ import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { PromptOptions } from "../api/options.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { DecodeOptions } from "../api/vocabulary.js";
-import { pythonJsonParser } from "../api/json.js";
+import { parseRequestLine } from "./request-json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
@@ -259,8 +259,9 @@ export async function handleLine(backend: Backend, line: string): Promise<Respon
   }
   let v: unknown;
   try {
-    // Python json.loads semantics: a 1.0 sent by a Python harness stays a float in the template.
-    v = pythonJsonParser(line);
+    // Python json.loads semantics: a 1.0 sent by a Python harness stays a float in the template
+    // (JSON.parse where it gives the same values: request-json.ts).
+    v = parseRequestLine(line);
   } catch (e) {
     return { id: null, error: new DeltatokError("DT_INVALID_JSON", `request is not valid JSON: ${(e as Error).message}`).toJSON() };
   }

@@ -2,7 +2,8 @@
 """The Done-when loop of issue 14, timed: every request of a corpus through
 `len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))`, after
 warming up on the first conversations. Prints JSON (seconds, requests, tokens, the client's
-prefix counters, CPU seconds of this process and of the sidecar). Run by
+prefix counters, CPU seconds of this process and of the sidecar, and the round-trip floor: as
+many empty calls, timed after the loop). Run by
 `npm run bench -- --suite python`.
 
     python3 bench_loop.py CORPUS [--warm N] [--tokenizer qwen3] [--date 2026-11-30]
@@ -62,11 +63,17 @@ def main(argv):
     client_cpu = time.process_time() - c0
     s1 = proc_cpu(pid) if pid else None
     m1 = proc_cpu(pid, True) if pid else None
+    # the round-trip floor: as many calls that carry nothing (count_text "hi"), over the same pipe
+    t1 = time.perf_counter()
+    for _ in range(n):
+        tok.client.count_text("hi")
+    round_trip = time.perf_counter() - t1
     stats = tok.stats()["client"]
     tok.close()
     print(json.dumps({"seconds": seconds, "requests": n, "tokens": tokens, "client_cpu_s": client_cpu,
                       "server_cpu_s": None if s0 is None or s1 is None else s1 - s0,
-                      "server_main_thread_cpu_s": None if m0 is None or m1 is None else m1 - m0, "client": stats}))
+                      "server_main_thread_cpu_s": None if m0 is None or m1 is None else m1 - m0,
+                      "round_trip_floor_s": round_trip, "client": stats}))
 
 
 if __name__ == "__main__":

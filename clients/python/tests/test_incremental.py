@@ -34,6 +34,7 @@ class PrefixPathTest(unittest.TestCase):
         self.assertEqual(stats["new_conversations"], 8)
         self.assertEqual(stats["extended"], len(got) - 8)
         self.assertEqual(stats["resent_whole"], 0)
+        self.assertEqual((stats["guessed"], stats["guess_missed"]), (stats["extended"], 0), "each turn extends the same message objects")
         self.assertGreater(stats["messages_skipped"], 4 * stats["messages_sent"])
         self.assertGreater(stats["ids_reused"], 4 * stats["ids_received"], "only the appended ids crossed the pipe")
 
@@ -74,6 +75,7 @@ class PrefixPathTest(unittest.TestCase):
             stats = tok.stats()["client"]
         ref.close()
         self.assertGreater(stats["extended"] + stats["replaced_last"], 0)
+        self.assertGreater(stats["guess_missed"], 0, "the edits in place refuted identity guesses")
 
     def test_a_continued_final_message_replaces_the_last_one(self):
         convs = support.corpus()[:1]

@@ -80,7 +80,8 @@ class ClientBase:
         return self.transport.call(method, params, route)
 
     def run(self, plan: PlanGen) -> Any:
-        return run(self.transport.call, plan)
+        # the built-in transports run a plan's `during` work between writing and reading
+        return run(self.transport.call, plan, isinstance(self.transport, (StdioTransport, HttpTransport)))
 
     def run_many(self, plans: List[PlanGen]) -> List[Any]:
         """Plans in one round trip per round (split by routing key, the groups sent concurrently,

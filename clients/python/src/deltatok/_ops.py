@@ -30,12 +30,17 @@ MAX_BATCH = 10_000
 
 
 class Call:
-    __slots__ = ("method", "params", "route")
+    """One call of a plan; `during`, when set, is work the transport may run after sending the
+    request and before reading its answer (it overlaps the server's work; the plan runs it itself
+    afterwards if the transport did not)."""
 
-    def __init__(self, method: str, params: Dict[str, Any], route: Optional[str] = None):
+    __slots__ = ("method", "params", "route", "during")
+
+    def __init__(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None):
         self.method = method
         self.params = params
         self.route = route
+        self.during = during
 
 
 PlanGen = Generator[Call, Any, Any]
@@ -57,6 +62,26 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         return (yield Call(method, p, route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
+        result = yield Call(method, plan.params(extra), plan.route, plan.verify)
+    except DeltatokError as e:
+        if not plan.verify():
+            # an identity guess that did not hold: its error may be the guessed state's
+            result = yield from _by_content(table, method, messages, tools, extra, want_ids)
+            return result
+        if not (is_prefix_unknown(e) and plan.has_prefix):
+            raise
+        result = yield Call(method, plan.whole(extra), plan.route)
+    if not plan.verify():
+        # the caller changed a message or the tools in place: the answer is the guessed state's
+        result = yield from _by_content(table, method, messages, tools, extra, want_ids)
+        return result
+    return plan.finish(result)
+
+
+def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools: Any, extra: Dict[str, Any], want_ids: bool) -> PlanGen:
+    """The request planned by fingerprints only (no identity guess), resent whole if need be."""
+    plan = table.plan(messages, tools, want_ids, guess=False)
+    try:
         result = yield Call(method, plan.params(extra), plan.route)
     except DeltatokError as e:
         if not (is_prefix_unknown(e) and plan.has_prefix):
@@ -77,8 +102,9 @@ def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool,
 CallFn = Callable[[str, Dict[str, Any], Optional[str]], Any]
 
 
-def run(call: CallFn, gen: PlanGen) -> Any:
-    """Drives one plan over a blocking `call(method, params, route)`."""
+def run(call: CallFn, gen: PlanGen, overlap: bool = False) -> Any:
+    """Drives one plan over a blocking `call(method, params, route)`; with `overlap`, the transport
+    takes `during=` too (run between its write and its read)."""
     value: Any = None
     exc: Optional[BaseException] = None
     while True:
@@ -87,7 +113,10 @@ def run(call: CallFn, gen: PlanGen) -> Any:
             return out
         value, exc = None, None
         try:
-            value = call(out.method, out.params, out.route)
+            if overlap and out.during is not None:
+                value = call(out.method, out.params, out.route, during=out.during)  # type: ignore[call-arg]
+            else:
+                value = call(out.method, out.params, out.route)
         except DeltatokError as e:
             exc = e
 

@@ -31,12 +31,25 @@ restarted or forgot the conversation still reaches the instance whose engine cac
 samples of one prompt meet on one instance), while conversations that only share a system
 prompt spread.
 
+The fingerprints cost time on every request (O(history) marshal in Python), so the common case
+skips them before sending: a conversation keeps references to its latest messages and tools, and
+a request whose leading message is the same object as a held conversation's and whose first k
+messages are those very objects (an identity check, in C) is *guessed* to extend it. It is sent
+at once; its fingerprints are computed while the server works (``Plan.verify``, run by the
+transport between writing the request and reading the answer) and compared with the held ones
+as before. Only a confirmed guess's answer is used: if the caller changed a message or the tools
+in place, the guess fails, its answer is dropped, the conversation is forgotten and the request is
+sent again the ordinary way (counted as ``guess_missed``). While a guess is unconfirmed its
+conversation takes no other request (they start their own), so nothing is spliced onto an
+unconfirmed state.
+
 For encode requests the table also keeps the ids answered for each conversation's latest state,
 and asks the server for the ids after the common prefix only (``ids_delta``; the server compares
 the ids themselves), so a long conversation's ids cross the pipe once.
 
-Bounded: at most ``max_conversations`` conversations and ``max_bytes`` of fingerprints and ids
-(36 bytes per held id), least recently used first out. Thread-safe.
+Bounded: at most ``max_conversations`` conversations and ``max_bytes`` of fingerprints, held
+message references (counted as their fingerprint bytes again) and ids (36 bytes per held id),
+least recently used first out. Thread-safe.
 """
 from __future__ import annotations
 
@@ -45,6 +58,7 @@ import hashlib
 import itertools
 import json
 import marshal
+import operator
 import sys
 import threading
 from array import array
@@ -127,8 +141,26 @@ def route_of(messages: Any, tools: Any = None) -> Optional[str]:
         return None
 
 
+def _confirmed_prefix(msgs: List[Any], held: List[bytes], k: int) -> Optional[List[bytes]]:
+    """The fingerprints of `msgs` if its first k equal `held[:k]`, else None. One marshal of the
+    whole list in the common case: version 2 writes no references, so a list's marshal is a 5-byte
+    header and its items' marshals back to back, and marshal's encoding is prefix-free — the
+    list's bytes start with the held fingerprints exactly when its first k items have them (the
+    held byte strings are then reused, their hashes cached)."""
+    try:
+        blob = marshal.dumps(msgs, 2)
+    except ValueError:
+        blob = None
+    if blob is not None and all(fp[:1] != b"\x00" for fp in held[:k]):
+        if not blob.startswith(b"".join(held[:k]), 5):
+            return None
+        return held[:k] + fingerprints(msgs[k:])
+    fps = fingerprints(msgs)
+    return fps if fps[:k] == held[:k] else None
+
+
 class _Conversation:
-    __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys")
+    __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys", "msgs", "tools", "lead", "guessing")
 
     def __init__(self, cid: str, route: str):
         self.cid = cid
@@ -140,15 +172,23 @@ class _Conversation:
         self.ids_state = -1
         self.bytes = 0
         self.keys: Tuple[Optional[int], Optional[int]] = (None, None)
+        # the latest state's message objects and tools object (for the identity guess), the
+        # index of its leading message, and whether that state is an unconfirmed guess
+        self.msgs: List[Any] = []
+        self.tools: Any = None
+        self.lead = 0
+        self.guessing = False
 
 
 class Plan:
     """One prompt request's wire params, and how to finish its answer."""
 
-    __slots__ = ("_table", "_conv", "_state", "_base_ids", "_want_ids", "_messages", "_tools", "_prefix_len", "_prefix_state", "_omit_tools", "resent")
+    __slots__ = ("_table", "_conv", "_state", "_base_ids", "_want_ids", "_messages", "_tools", "_prefix_len", "_prefix_state", "_omit_tools", "resent",
+                 "_guess", "_verified")
 
     def __init__(self, table: "PrefixTable", conv: _Conversation, state: int, messages: Sequence[Any], tools: Any,
-                 prefix_len: int, prefix_state: int, omit_tools: bool, base_ids: Optional[List[int]], want_ids: bool):
+                 prefix_len: int, prefix_state: int, omit_tools: bool, base_ids: Optional[List[int]], want_ids: bool,
+                 guess: Optional[Tuple[List[bytes], Optional[bytes]]] = None):
         self._table = table
         self._conv = conv
         self._state = state
@@ -160,6 +200,17 @@ class Plan:
         self._base_ids = base_ids
         self._want_ids = want_ids
         self.resent = False
+        # an identity guess: the fingerprints (and tools fingerprint) of the state it extends
+        self._guess = guess
+        self._verified: Optional[bool] = None if guess is not None else True
+
+    def verify(self) -> bool:
+        """Whether the request's prefix holds (always, unless it was an identity guess; a guess is
+        confirmed by fingerprints, once). Never raises. Run by the transport while the server
+        works, else before the answer is used."""
+        if self._verified is None:
+            self._verified = self._table._confirm(self)
+        return self._verified
 
     @property
     def route(self) -> str:
@@ -217,8 +268,10 @@ class Plan:
                 base = self._base_ids
                 if base is None or start > len(base):
                     raise DeltatokError("DT_INTERNAL", "the server sent ids from %d against ids this client does not hold" % start)
-                ids = base[:start]
-                ids.extend(tail)
+                # the base list is this plan's own (the table let go of it when the plan was made)
+                del base[start:]
+                base.extend(tail)
+                ids = base
             else:
                 ids = tail
             result["ids"] = ids[:]
@@ -254,10 +307,20 @@ class PrefixTable:
         self.ids_received = 0
         self.ids_reused = 0
         self.evictions = 0
+        self.guessed = 0
+        self.guess_missed = 0
+        # id(leading message object) -> the conversation whose latest state holds that object there
+        self._by_lead: Dict[int, str] = {}
 
-    def plan(self, messages: Sequence[Any], tools: Any, want_ids: bool) -> Plan:
-        """Chooses the conversation this request continues and registers it as its latest state."""
-        fps = fingerprints(messages)
+    def plan(self, messages: Sequence[Any], tools: Any, want_ids: bool, guess: bool = True) -> Plan:
+        """Chooses the conversation this request continues and registers it as its latest state
+        (by an identity guess when one applies and `guess`; see the module docstring)."""
+        msgs = list(messages)
+        if guess:
+            p = self._plan_guess(msgs, tools, want_ids)
+            if p is not None:
+                return p
+        fps = fingerprints(msgs)
         tools_fp = None if tools is None else fingerprint(tools)
         chain: List[int] = []
         h = 0
@@ -267,7 +330,7 @@ class PrefixTable:
         n = len(fps)
         # a conversation is continued only by a request with its leading messages, so its routing
         # key never changes (two conversations that share just a system prompt stay apart)
-        lead = _leading(messages)
+        lead = _leading(msgs)
         with self._lock:
             self.requests += 1
             conv: Optional[_Conversation] = None
@@ -309,11 +372,128 @@ class PrefixTable:
             conv.tools_fp = tools_fp
             conv.ids = None
             conv.ids_state = -1
-            conv.bytes = sum(map(len, fps)) + _MESSAGE_OVERHEAD * n + (0 if tools_fp is None else len(tools_fp))
+            conv.bytes = 2 * sum(map(len, fps)) + _MESSAGE_OVERHEAD * n + (0 if tools_fp is None else len(tools_fp))
             self._bytes += conv.bytes
+            self._hold(conv, msgs, tools, lead)
             self._index(conv, chain)
             self._evict()
-            return Plan(self, conv, state, messages, tools, k, prefix_state, omit_tools, base, want_ids)
+            return Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids)
+
+    def _plan_guess(self, msgs: List[Any], tools: Any, want_ids: bool) -> Optional[Plan]:
+        """The identity guess: the held conversation whose leading message is this request's
+        leading message object, when its latest messages (or all but the last) are this request's
+        first objects. None when there is no such conversation."""
+        n = len(msgs)
+        if n == 0:
+            return None
+        lead = _leading(msgs)
+        with self._lock:
+            cid = self._by_lead.get(id(msgs[lead - 1]))
+            conv = self._convs.get(cid) if cid is not None else None
+            if conv is None or conv.guessing or conv.lead != lead:
+                return None
+            held = conv.msgs
+            rn = len(held)
+            if rn <= n and all(map(operator.is_, held, msgs)):
+                k = rn
+            elif lead < rn <= n + 1 and all(map(operator.is_, held[:rn - 1], msgs)):
+                k = rn - 1
+            else:
+                return None
+            if k < lead:
+                return None
+            if tools is conv.tools:
+                omit_tools, tools_fp = True, None  # confirmed by verify()
+            else:
+                tools_fp = None if tools is None else fingerprint(tools)
+                omit_tools = tools_fp == conv.tools_fp
+            self.requests += 1
+            self.guessed += 1
+            if k == rn:
+                self.extended += 1
+            else:
+                self.replaced_last += 1
+            self.messages_sent += n - k
+            self.messages_skipped += k
+            self._convs.move_to_end(conv.cid)
+            prefix_state = conv.state
+            base = conv.ids if (want_ids and conv.ids is not None and conv.ids_state == conv.state) else None
+            guess = (conv.fps, conv.tools_fp if omit_tools and tools_fp is None else None)
+            state = next(self._states)
+            # the new state is unconfirmed: out of the content index until verify() confirms it
+            self._unindex(conv)
+            conv.state = state
+            conv.ids = None
+            conv.ids_state = -1
+            conv.guessing = True
+            if tools_fp is not None or tools is None:
+                conv.tools_fp = tools_fp
+            self._hold(conv, msgs, tools, lead)
+            return Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids, guess)
+
+    def _confirm(self, plan: Plan) -> bool:
+        """Confirms (or refutes) an identity guess with fingerprints; a refuted guess forgets its
+        conversation (the request is then sent again by content)."""
+        conv = plan._conv
+        held_fps, held_tools_fp = plan._guess  # type: ignore[misc]
+        k = plan._prefix_len
+        try:
+            msgs = plan._messages
+            ok = len(held_fps) >= k
+            fps: List[bytes] = []
+            if ok:
+                fps = _confirmed_prefix(msgs, held_fps, k)
+                ok = fps is not None
+            tools_fp = conv.tools_fp if not plan._omit_tools or held_tools_fp is None else (
+                None if plan._tools is None else fingerprint(plan._tools))
+            ok = ok and (held_tools_fp is None or tools_fp == held_tools_fp)
+        except Exception:  # noqa: BLE001 - whatever the fingerprints raise, the ordinary path raises again
+            ok = False
+            fps, tools_fp = [], None
+        with self._lock:
+            current = conv.state == plan._state and self._convs.get(conv.cid) is conv
+            if not ok:
+                self.guess_missed += 1
+                if current:
+                    del self._convs[conv.cid]
+                    self._drop(conv)
+                return False
+            if current:
+                chain: List[int] = []
+                h = 0
+                for fp in fps:
+                    h = hash((h, fp))
+                    chain.append(h)
+                self._bytes -= conv.bytes
+                conv.fps = fps
+                conv.tools_fp = tools_fp
+                conv.bytes = 2 * sum(map(len, fps)) + _MESSAGE_OVERHEAD * len(fps) + (0 if tools_fp is None else len(tools_fp))
+                if conv.ids is not None:
+                    conv.bytes += _ID_BYTES * len(conv.ids)
+                self._bytes += conv.bytes
+                conv.guessing = False
+                self._index(conv, chain)
+                self._evict()
+            return True
+
+    def _hold(self, conv: _Conversation, msgs: List[Any], tools: Any, lead: int) -> None:
+        """Keeps the state's message and tools objects for the identity guess."""
+        if conv.msgs and conv.lead > 0 and self._by_lead.get(id(conv.msgs[conv.lead - 1])) == conv.cid:
+            del self._by_lead[id(conv.msgs[conv.lead - 1])]
+        conv.msgs = msgs
+        conv.tools = tools
+        conv.lead = lead
+        if msgs:
+            self._by_lead[id(msgs[lead - 1])] = conv.cid
+
+    def _drop(self, conv: _Conversation) -> None:
+        """Unindexes a conversation that left the table."""
+        self._unindex(conv)
+        self._bytes -= conv.bytes
+        if conv.msgs and conv.lead > 0 and self._by_lead.get(id(conv.msgs[conv.lead - 1])) == conv.cid:
+            del self._by_lead[id(conv.msgs[conv.lead - 1])]
+        conv.msgs = []
+        conv.tools = None
 
     def _index(self, conv: _Conversation, chain: List[int]) -> None:
         n = len(chain)
@@ -336,8 +516,7 @@ class PrefixTable:
     def _evict(self) -> None:
         while len(self._convs) > self.max_conversations or (self._bytes > self.max_bytes and len(self._convs) > 1):
             _, old = self._convs.popitem(last=False)
-            self._unindex(old)
-            self._bytes -= old.bytes
+            self._drop(old)
             self.evictions += 1
 
     def _answered(self, conv: _Conversation, state: int, ids: Optional[List[int]], crossed: int, reused: int) -> None:
@@ -372,6 +551,8 @@ class PrefixTable:
                 "conversations": len(self._convs),
                 "bytes": self._bytes,
                 "evictions": self.evictions,
+                "guessed": self.guessed,
+                "guess_missed": self.guess_missed,
             }
 
 

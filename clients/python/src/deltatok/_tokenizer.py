@@ -39,17 +39,16 @@ _SETTABLE = ("padding_side", "truncation_side", "model_max_length", "chat_templa
 
 
 def _check_tools(tools: Any) -> Any:
+    """The tools as sent: the caller's own list when it is one (so the prefix table sees the same
+    object turn after turn and skips fingerprinting it before sending), else a list of them."""
     if tools is None:
         return None
-    out = []
     for t in tools:
-        if isinstance(t, dict):
-            out.append(t)
-        elif callable(t):
-            raise ValueError("deltatok takes tools as JSON schemas (dicts); convert a function with transformers.utils.get_json_schema(fn)")
-        else:
+        if not isinstance(t, dict):
+            if callable(t):
+                raise ValueError("deltatok takes tools as JSON schemas (dicts); convert a function with transformers.utils.get_json_schema(fn)")
             raise ValueError("Tools should either be a JSON schema, or a callable function with type hints and a docstring")
-    return out
+    return tools if type(tools) is list else list(tools)
 
 
 def _check_documents(documents: Any) -> Any:

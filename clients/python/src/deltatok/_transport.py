@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
 from ._errors import DeltatokError, error_from_record
@@ -33,7 +33,8 @@ class Transport:
     """What the clients need from a transport."""
 
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
-        """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio)."""
+        """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio).
+        The built-in transports also take `during=`: work run after sending, before reading."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
@@ -90,7 +91,8 @@ class StdioTransport(Transport):
     def pid(self) -> int:
         return self._proc.pid
 
-    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
+        """One call; `during` runs after the request is written, while the server works."""
         rid = next(self._ids)
         line = _envelope(rid, method, params)
         with self._cv:
@@ -107,6 +109,8 @@ class StdioTransport(Transport):
             with self._cv:
                 self._waiting.discard(rid)
             raise DeltatokError("DT_CLOSED", "deltatok serve is not running: %s" % e)
+        if during is not None:
+            during()
         resp = self._await(rid)
         if "error" in resp:
             raise error_from_record(resp["error"])
@@ -236,7 +240,8 @@ class HttpTransport(Transport):
                 self._all.discard(c)
         self._local.conn = None
 
-    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
+        """One call; `during` runs after the request is sent, while the server works."""
         body = _envelope(next(self._ids), method, params)
         headers = self._headers
         if route is not None:
@@ -246,6 +251,9 @@ class HttpTransport(Transport):
             conn = self._connection()
             try:
                 conn.request("POST", self._path, body, headers)
+                if during is not None:
+                    during, run_now = None, during
+                    run_now()
                 r = conn.getresponse()
                 data = r.read()
                 if (r.getheader("connection") or "").lower() == "close":
