@@ -53,8 +53,9 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 /**
- * |estimate × s / measured − 1| per row, median and p90, where s makes the estimates' total the
- * measured total over `scaleRows` (one factor for a whole set: only ratios decide a schedule).
+ * |estimate × s / measured − 1| per row, median and p90; `s` is one factor for a whole set (the
+ * caller's: the estimates' total over every corpus made the measured total — only ratios decide a
+ * schedule).
  */
 export function relativeError(est: readonly number[], ms: readonly number[], s: number): ErrorStats {
   const e = est.map((x, i) => Math.abs((x * s) / (ms[i] as number) - 1)).sort((a, b) => a - b);

@@ -32,15 +32,16 @@ export interface LineFeatures {
 }
 
 /**
- * Coefficients, in CPU ms on the machine that fitted them (a 2-CPU VM, qwen3 template and
- * tokenizer), fitted on tau-bench-airline-gpt-4o and minisweagent-gemini-3-pro-swebench-verified-top50
- * (250 conversations) and checked on the other shared corpora (docs/MEASURED.md, issue 15).
+ * Coefficients, in CPU ms on the machine that fitted them (a shared 2-CPU VM, qwen3 template and
+ * tokenizer; the least of 5 passes per conversation, bench/data/schedule-costs.json), fitted on
+ * tau-bench-airline-gpt-4o and minisweagent-gemini-3-pro-swebench-verified-top50 (250
+ * conversations) and checked on the other shared corpora (docs/MEASURED.md, issue 15).
  */
 export const COST_MODEL: Readonly<{ perRequest: number; perChar: number; perAssistantChar: number; perHistoryMessage: number }> = Object.freeze({
-  perRequest: 1.036e-1,
-  perChar: 1.225e-4,
-  perAssistantChar: 6.854e-4,
-  perHistoryMessage: 3.985e-3,
+  perRequest: 1.644e-1,
+  perChar: 9.096e-5,
+  perAssistantChar: 7.995e-4,
+  perHistoryMessage: 4.57e-3,
 });
 
 function isAssistantRole(s: string, a: number): boolean {
