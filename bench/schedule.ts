@@ -1,15 +1,16 @@
 /**
  * `--suite schedule`: the scheduling simulation of issue 15. First the per-conversation cost of a
  * real replay is measured (this process, one thread, one engine for every corpus as one worker
- * would hold it: CPU ms of `replayConversation`, the code a worker runs, per corpus line), or read
- * back from `--costs FILE` when that file exists (it is written after measuring). Then those
- * costs are replayed through the pool's own scheduling decision (src/pool/schedule.ts,
- * LongestFirst, deciding from the line's bytes as the pool does, while the simulated workers take
- * the measured milliseconds) for N = 2 … 144 workers, and the predicted makespan is set against
- * the lower bound max(total / N, longest). For comparison the same simulation with corpus order
- * (what a streaming reader does), and a second lower bound where LPT's own arithmetic allows
- * more: with more jobs than workers, two of the N + 1 costliest share a worker, so no schedule
- * beats p_N + p_{N+1} (costs sorted down).
+ * would hold it: CPU ms of `replayLine`, the code a worker runs, per corpus line, the least of a
+ * few passes), or read back from `--costs FILE` when that file exists (it is written after
+ * measuring). Then those costs are replayed through the pool's own scheduling decision
+ * (src/pool/schedule.ts, LongestFirst, deciding from the pool's estimates, src/pool/cost.ts, while
+ * the simulated workers take the measured milliseconds) for N = 2 … 144 workers, and the
+ * predicted makespan is set against the lower bound max(total / N, longest); the same with line
+ * bytes as the estimates (the previous model), with the model refitted without the corpus (held
+ * out), and with the measured costs as the estimates. Where it is over 5%, an exact search
+ * (bench/schedule-bounds.ts) says whether any schedule can be within 5%. `--fit` fits the model's
+ * coefficients (bench/cost-model.ts) on the corpora named and uses them.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
