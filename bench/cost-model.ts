@@ -8,10 +8,10 @@ import { COST_MODEL, costOf, type LineFeatures } from "../src/pool/cost.js";
 
 export type Model = typeof COST_MODEL;
 
-const TERMS = ["perRequest", "perChar", "perAssistantChar", "perHistoryMessage"] as const;
+const TERMS = ["perRequest", "perChar", "perAssistantChar", "perToolChar", "perHistoryMessage"] as const;
 
 function termsOf(f: LineFeatures): number[] {
-  return [f.requests, f.messageChars, f.assistantChars, f.historyMessages];
+  return [f.requests, f.messageChars, f.assistantChars, f.toolChars, f.historyMessages];
 }
 
 /**
@@ -36,7 +36,7 @@ export function fitModel(rows: ReadonlyArray<{ features: LineFeatures; ms: numbe
     }
   }
   const c = w.map((v, j) => v / (scale[j] as number));
-  return Object.freeze({ perRequest: c[0] as number, perChar: c[1] as number, perAssistantChar: c[2] as number, perHistoryMessage: c[3] as number });
+  return Object.freeze({ perRequest: c[0] as number, perChar: c[1] as number, perAssistantChar: c[2] as number, perToolChar: c[3] as number, perHistoryMessage: c[4] as number });
 }
 
 export function estimate(f: LineFeatures | null, chars: number, model: Model): number {

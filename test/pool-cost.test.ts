@@ -10,7 +10,7 @@ import { LongestFirst } from "../src/pool/schedule.js";
 
 const line = (messages: unknown[], extra: Record<string, unknown> = {}) => JSON.stringify({ id: "x", ...extra, messages });
 
-test("lineFeatures: requests, message and assistant characters, history messages per request", () => {
+test("lineFeatures: requests, message, assistant and tool characters, history messages per request", () => {
   const m = [
     { role: "system", content: "s" },
     { role: "user", content: "hello" },
@@ -26,12 +26,13 @@ test("lineFeatures: requests, message and assistant characters, history messages
     requests: 2,
     messageChars: m.reduce((a, x) => a + chars(x), 0),
     assistantChars: chars(m[2]) + chars(m[4]),
+    toolChars: chars(m[5]),
     // the first assistant message has 2 messages before it, the second 4
     historyMessages: 2 + 4,
   });
   // whitespace between tokens, a role that is not a plain string, and an escaped key are followed
   const spaced = '{ "messages" : [ {"role" : "user", "content":"a"} , {"content":"b", "r\\u006fle":"assistant"} ], "id": 1 }';
-  assert.deepEqual(lineFeatures(spaced), { requests: 1, messageChars: 32 + 40, assistantChars: 40, historyMessages: 1 });
+  assert.deepEqual(lineFeatures(spaced), { requests: 1, messageChars: 32 + 40, assistantChars: 40, toolChars: 0, historyMessages: 1 });
 });
 
 test("lineFeatures: null on a line it cannot follow; the estimate is then by length", () => {
@@ -39,7 +40,7 @@ test("lineFeatures: null on a line it cannot follow; the estimate is then by len
     assert.equal(lineFeatures(bad), null, bad);
     assert.equal(estimateLineCost(bad), COST_MODEL.perChar * bad.length, bad);
   }
-  assert.deepEqual(lineFeatures('{"messages": []}'), { requests: 0, messageChars: 0, assistantChars: 0, historyMessages: 0 });
+  assert.deepEqual(lineFeatures('{"messages": []}'), { requests: 0, messageChars: 0, assistantChars: 0, toolChars: 0, historyMessages: 0 });
 });
 
 test("the model orders many short turns above one long message, and assistant text above user text", () => {
@@ -72,5 +73,5 @@ test("the model orders many short turns above one long message, and assistant te
   const f = lineFeatures(chatty);
   assert.ok(f !== null);
   const base = costOf(f);
-  for (const k of ["requests", "messageChars", "assistantChars", "historyMessages"] as const) assert.ok(costOf({ ...f, [k]: f[k] + 1 }) > base, k);
+  for (const k of ["requests", "messageChars", "assistantChars", "toolChars", "historyMessages"] as const) assert.ok(costOf({ ...f, [k]: f[k] + 1 }) > base, k);
 });

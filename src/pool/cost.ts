@@ -8,7 +8,7 @@
  * history is revalidated message by message — and count the message itself. Hence the terms:
  * a constant per request, per byte of the messages (parse, tokenize the appended text), per byte
  * of assistant messages (rendered and tokenized a second time, standalone, for the output
- * count), and per message of history per request (the incremental render's validation pass over
+ * count), per byte of tool results (more tokens a byte than prose), and per message of history per request (the incremental render's validation pass over
  * the conversation so far: Σ over requests of the messages before it). The coefficients were
  * fitted on measured costs (`npm run bench -- --suite schedule --fit …`, bench/cost-model.ts);
  * only their ratios matter to the scheduler.
@@ -27,6 +27,8 @@ export interface LineFeatures {
   messageChars: number;
   /** Of those, the assistant messages'. */
   assistantChars: number;
+  /** Of those, the tool results' (role "tool": code, JSON, logs — more tokens a character). */
+  toolChars: number;
   /** Σ over requests of the messages before it. */
   historyMessages: number;
 }
@@ -37,22 +39,30 @@ export interface LineFeatures {
  * tau-bench-airline-gpt-4o and minisweagent-gemini-3-pro-swebench-verified-top50 (250
  * conversations) and checked on the other shared corpora (docs/MEASURED.md, issue 15).
  */
-export const COST_MODEL: Readonly<{ perRequest: number; perChar: number; perAssistantChar: number; perHistoryMessage: number }> = Object.freeze({
-  perRequest: 1.644e-1,
-  perChar: 9.096e-5,
-  perAssistantChar: 7.995e-4,
-  perHistoryMessage: 4.57e-3,
+export const COST_MODEL: Readonly<{ perRequest: number; perChar: number; perAssistantChar: number; perToolChar: number; perHistoryMessage: number }> = Object.freeze({
+  perRequest: 8.181e-2,
+  perChar: 8.661e-5,
+  perAssistantChar: 8.474e-4,
+  perToolChar: 2.677e-4,
+  perHistoryMessage: 4.488e-3,
 });
 
-function isAssistantRole(s: string, a: number): boolean {
-  let assistant = false;
+const enum Role {
+  Other,
+  Assistant,
+  Tool,
+}
+
+function roleOf(s: string, a: number): Role {
+  let role = Role.Other;
   eachMember(s, a, (m) => {
     if (m.key !== "role") return true;
-    // the role as JSON text; an escaped spelling of "assistant" is not worth decoding here
-    assistant = m.end - m.start === 11 && s.startsWith('"assistant"', m.start);
+    // the role as JSON text; an escaped spelling is not worth decoding here
+    if (m.end - m.start === 11 && s.startsWith('"assistant"', m.start)) role = Role.Assistant;
+    else if (m.end - m.start === 6 && s.startsWith('"tool"', m.start)) role = Role.Tool;
     return false;
   });
-  return assistant;
+  return role;
 }
 
 /** The counts of a corpus line (`{"id"?, "messages": [...], "tools"?, ...}`), or null. */
@@ -60,14 +70,15 @@ export function lineFeatures(text: string): LineFeatures | null {
   let f: LineFeatures | null = null;
   const ok = eachMember(text, 0, (m) => {
     if (m.key !== "messages") return true;
-    const g: LineFeatures = { requests: 0, messageChars: 0, assistantChars: 0, historyMessages: 0 };
+    const g: LineFeatures = { requests: 0, messageChars: 0, assistantChars: 0, toolChars: 0, historyMessages: 0 };
     let before = 0;
     const fine = eachElement(text, m.start, (a, b) => {
-      if (isAssistantRole(text, a)) {
+      const role = roleOf(text, a);
+      if (role === Role.Assistant) {
         g.requests++;
         g.assistantChars += b - a;
         g.historyMessages += before;
-      }
+      } else if (role === Role.Tool) g.toolChars += b - a;
       g.messageChars += b - a;
       before++;
       return true;
@@ -84,6 +95,7 @@ export function costOf(f: LineFeatures, model = COST_MODEL): number {
     model.perRequest * f.requests +
     model.perChar * f.messageChars +
     model.perAssistantChar * f.assistantChars +
+    model.perToolChar * f.toolChars +
     model.perHistoryMessage * f.historyMessages
   );
 }
