@@ -77,9 +77,13 @@
  *   --suite schedule          issue 15: per-conversation CPU ms of a real replay (or --costs FILE),
  *                             replayed through src/pool/schedule.ts for N workers: predicted
  *                             makespan vs max(total / N, longest); every shared corpus and all
- *   --workers 2,4,…,144       schedule: worker counts (default 2,4,8,16,32,64,128,144)
+ *   --workers 2,4,…,144       schedule: worker counts (default every N from 2 to 144)
  *   --costs FILE              schedule: read the costs from FILE if it exists, else measure and write it
  *   --depth N                 schedule: jobs a simulated worker holds (default 1, as the pool)
+ *   --passes N                schedule: measuring passes, each conversation's least (default 3)
+ *   --fit a,b                 schedule: fit the cost model on the corpora whose names start with
+ *                             these (instead of src/pool/cost.ts COST_MODEL) and use it
+ *   --exact-nodes N           schedule: node limit of one exact-search step (default 1,000,000)
  *   --suite scale             issue 15: replay --workers 1 vs --workers 2 vs two independent
  *                             processes on cost-balanced halves, --rounds rounds (default 5),
  *                             variants alternating; corpora: tau-bench, tau2 airline + retail,
@@ -185,6 +189,9 @@ async function main(): Promise<void> {
       tables: { type: "string" },
       costs: { type: "string" },
       depth: { type: "string" },
+      passes: { type: "string" },
+      fit: { type: "string" },
+      "exact-nodes": { type: "string" },
       out: { type: "string" },
     },
   });
@@ -308,8 +315,11 @@ async function main(): Promise<void> {
         corpora: v.corpus ?? all,
         engine,
         costsFile: v.costs,
-        workers: numberList(v.workers, [2, 4, 8, 16, 32, 64, 128, 144]),
+        workers: numberList(v.workers, Array.from({ length: 143 }, (_, i) => i + 2)),
         depth: v.depth === undefined ? 1 : Number(v.depth),
+        passes: v.passes === undefined ? 3 : Number(v.passes),
+        fit: v.fit?.split(",").filter((f) => f !== ""),
+        exactNodes: v["exact-nodes"] === undefined ? 1_000_000 : Number(v["exact-nodes"]),
       });
       break;
     }

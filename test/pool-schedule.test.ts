@@ -216,3 +216,24 @@ test("replay on a fake pool: a full output buffer switches to corpus order; a cr
   assert.deepEqual(pool.dispatched.slice(0, 2).sort(), ["c28", "c29"], "longest first while the buffer has room");
   assert.ok(pool.dispatched.indexOf("c0") < pool.dispatched.length - 10, "the head of the corpus started early once results were held");
 });
+
+test("replay on a fake pool: the cost model (src/pool/cost.ts) orders the conversations, not their bytes", { timeout: 60_000 }, async () => {
+  const turns: unknown[] = [];
+  for (let i = 0; i < 60; i++) turns.push({ role: "user", content: "u".repeat(100) }, { role: "assistant", content: "a".repeat(100) });
+  const lines = [
+    { id: "c0", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] },
+    { id: "c1", messages: [{ role: "user", content: "q".repeat(20_000) }, { role: "assistant", content: "ok" }] },
+    { id: "c2", messages: turns },
+  ].map((l) => JSON.stringify(l));
+  assert.ok((lines[1] as string).length > (lines[2] as string).length, "precondition: c1 has the most bytes");
+  const dir = mkdtempSync(join(tmpdir(), "deltatok-schedule-"));
+  const path = join(dir, "corpus.jsonl");
+  writeFileSync(path, lines.join("\n") + "\n");
+  const pool = new FakePool(1, lines.length);
+  const out: ReplayRecord[] = [];
+  const done = replayCorpusScheduled(pool, path, { chatTemplateKwargs: null, parseToolArguments: false, osl: false, progress: false }, (r) => void out.push(r), 0);
+  await pool.run();
+  await done;
+  assert.deepEqual(pool.dispatched, ["c2", "c1", "c0"], "60 requests before one long message");
+  assert.deepEqual(out.map((r) => r.id), ["c0", "c1", "c2"], "records in corpus order");
+});

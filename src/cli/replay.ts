@@ -15,6 +15,7 @@ import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { indexCorpus, LineReader } from "../corpus/offsets.js";
 import { runOffline, type OfflineResult } from "../pool/offline.js";
+import { estimateLineCost } from "../pool/cost.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../pool/work.js";
 import { topLevelRaw } from "../pool/skim.js";
@@ -336,10 +337,10 @@ export interface ScheduledReplayOptions extends ReplayOptions {
 
 /**
  * Replays a regular corpus file on a pool, the costliest conversations first: a first pass keeps
- * each line's offset and length (16 bytes a line: src/corpus/offsets.ts; with the job and
- * scheduler arrays ≈ 42 bytes a line, 42 MB for a million conversations), then lines are read
- * again as src/pool/schedule.ts starts them (cost = the line's UTF-8 bytes) and their records
- * are written in corpus order, held meanwhile (bounded by `maxHeldRecords`). The output is the
+ * each line's offset, length and estimated cost (src/pool/cost.ts, a skim of the line while the
+ * pass has it; 24 bytes a line: src/corpus/offsets.ts; with the job and scheduler arrays ≈ 50
+ * bytes a line, 50 MB for a million conversations), then lines are read again as
+ * src/pool/schedule.ts starts them and their records are written in corpus order, held meanwhile (bounded by `maxHeldRecords`). The output is the
  * in-process replay's, record for record.
  */
 export async function replayCorpusScheduled(
@@ -358,7 +359,7 @@ export async function replayCorpusScheduled(
   const sh = o.shard;
   const maxHeld = o.maxHeldRecords ?? 262_144;
   const replay = { chatTemplateKwargs: o.chatTemplateKwargs, parseToolArguments: o.parseToolArguments, osl: o.osl };
-  const index = await indexCorpus(file, sh === undefined ? undefined : (text, line) => inShard(sh, text, line), () => signal?.aborted === true);
+  const index = await indexCorpus(file, sh === undefined ? undefined : (text, line) => inShard(sh, text, line), () => signal?.aborted === true, estimateLineCost);
   const ready = new Map<number, Done>();
   let head = 0;
   let held = 0;
@@ -372,7 +373,7 @@ export async function replayCorpusScheduled(
       held++;
     } else {
       jobLine[j] = i;
-      costs[j++] = index.length[i] as number;
+      costs[j++] = (index.cost as Float64Array)[i] as number;
     }
   }
   const flushNow = async () => {

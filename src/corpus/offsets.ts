@@ -18,6 +18,8 @@ export interface LineIndex {
   readonly length: Uint32Array;
   /** 1-based line number of each. */
   readonly line: Uint32Array;
+  /** Each line's estimated cost (`cost` of indexCorpus; 0 for a line in `errors`), when asked for. */
+  readonly cost: Float64Array | undefined;
   /** Lines the reader could not use (not UTF-8, too long), by index. */
   readonly errors: ReadonlyMap<number, DeltatokError>;
   /** Bytes read. */
@@ -28,9 +30,16 @@ class Grow {
   offset = new Float64Array(1024);
   length = new Uint32Array(1024);
   line = new Uint32Array(1024);
+  cost = new Float64Array(0);
   n = 0;
 
-  push(offset: number, length: number, line: number): number {
+  push(offset: number, length: number, line: number, cost: number | undefined): number {
+    if (cost !== undefined && this.n === this.cost.length) {
+      const c = new Float64Array(Math.max(1024, this.n * 2));
+      c.set(this.cost);
+      this.cost = c;
+    }
+    if (cost !== undefined) this.cost[this.n] = cost;
     if (this.n === this.offset.length) {
       const cap = this.n * 2;
       const o = new Float64Array(cap);
@@ -53,9 +62,15 @@ class Grow {
 /**
  * Indexes an open corpus (and closes it, as reading to the end does). `keep` skips lines (see
  * readOpenCorpus); `stop` is polled between lines and ends the pass early (the index is then of
- * the lines read).
+ * the lines read). `cost` estimates each kept line from its text while it is in hand (8 bytes a
+ * line more; src/pool/cost.ts is the scheduler's).
  */
-export async function indexCorpus(file: CorpusFile, keep?: (text: string | undefined, line: number) => boolean, stop?: () => boolean): Promise<LineIndex> {
+export async function indexCorpus(
+  file: CorpusFile,
+  keep?: (text: string | undefined, line: number) => boolean,
+  stop?: () => boolean,
+  cost?: (text: string) => number,
+): Promise<LineIndex> {
   const g = new Grow();
   const errors = new Map<number, DeltatokError>();
   let at = 0;
@@ -64,16 +79,16 @@ export async function indexCorpus(file: CorpusFile, keep?: (text: string | undef
     at += l.bytes;
     if (l.text?.trim() === "" || (keep !== undefined && !keep(l.text, l.line))) continue;
     if (l.error !== undefined) {
-      errors.set(g.push(start, 0, l.line), l.error);
+      errors.set(g.push(start, 0, l.line, cost === undefined ? undefined : 0), l.error);
     } else {
       const textBytes = Buffer.byteLength(l.text, "utf8");
       // line 1 may start with a byte order mark (3 bytes) the reader dropped; an end of line is 0–2 bytes
       const bom = l.line === 1 && l.bytes - textBytes >= 3 ? 3 : 0;
-      g.push(start + bom, textBytes, l.line);
+      g.push(start + bom, textBytes, l.line, cost?.(l.text));
     }
     if (stop?.() === true) break;
   }
-  return { count: g.n, offset: g.offset.subarray(0, g.n), length: g.length.subarray(0, g.n), line: g.line.subarray(0, g.n), errors, bytes: at };
+  return { count: g.n, offset: g.offset.subarray(0, g.n), length: g.length.subarray(0, g.n), line: g.line.subarray(0, g.n), cost: cost === undefined ? undefined : g.cost.subarray(0, g.n), errors, bytes: at };
 }
 
 /** Reads indexed lines again, by position. */

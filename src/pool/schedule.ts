@@ -107,7 +107,7 @@ export class LongestFirst {
       if (l < least) least = l;
       const held = this.#held[w] as number;
       // the last jobs go only to idle workers: a job queued on a worker whose estimate was wrong
-      // would wait there while another worker finishes first (estimates are line bytes)
+      // would wait there while another worker finishes first (estimates: src/pool/cost.ts)
       const room = held < this.#depth && (held === 0 || this.#tail === 0 || this.#fresh > this.#load.length * this.#tail);
       if (!room || (w === avoid && !alone)) continue;
       if (best < 0 || l < (this.#load[best] as number)) best = w;
