@@ -143,17 +143,30 @@ export class IncrementalEngine {
    * result of `lookup(chain)`, which the render may also have used).
    */
   tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined): PromptTokens {
+    return this.#tokenize(r, chain, wantIds, found, Infinity) as PromptTokens;
+  }
+
+  /**
+   * As `tokenize` (counts only), when the count is at most `limit`; else null, having encoded no
+   * more than the pieces that pass the limit and stored nothing (api/budget.ts).
+   */
+  tokenizeWithin(r: Rendered, chain: readonly bigint[], found: Found | undefined, limit: number): PromptTokens | null {
+    return this.#tokenize(r, chain, false, found, limit);
+  }
+
+  #tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined, limit: number): PromptTokens | null {
     this.#requests++;
     if (found === undefined) {
       this.#misses++;
-      return this.#fresh(r, chain, wantIds, undefined, "miss");
+      return this.#fresh(r, chain, wantIds, undefined, "miss", undefined, limit);
     }
     const prev = found.snapshot;
-    if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored");
+    if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored", limit);
     const length = totalLength(r.segments);
     const c = commonPrefix(prev, r);
     const continues = this.#store.continues(found, chain);
     if (c === length && c === prev.length) {
+      if (prev.count > limit) return null;
       this.#hits++;
       this.#reused += prev.count;
       const track = continues ? prev.track : prev.track.fork(prev.count, prev.nBounds, prev.track.ids !== null);
@@ -164,10 +177,11 @@ export class IncrementalEngine {
     }
     const ends = prev.track.bounds.ends.data;
     const b = this.#lastSafeCut(prev, c);
-    if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary");
+    if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary", limit);
 
     const cut = ends[b] as number;
     const before = prev.track.bounds.tokenCounts.data[b] as number;
+    if (before > limit) return null;
     const seam = prev.track.bounds.ids.data[b] as number;
     const keepIds = prev.track.ids !== null;
     // The tail is encoded into scratch lists owned by the engine (copied into the track below).
@@ -175,10 +189,15 @@ export class IncrementalEngine {
     const tailBounds = this.#scratchBounds();
     let added: number;
     try {
-      added = this.#enc.encodeFrom(textFrom(r, cut), 0, seam, before, tailIds, tailBounds, cut);
+      added = this.#enc.encodeFrom(textFrom(r, cut), 0, seam, before, tailIds, tailBounds, cut, limit - before);
     } catch (e) {
-      if (e instanceof SeamError) return this.#fresh(r, chain, wantIds, found, "fallback", "seam_mismatch");
+      if (e instanceof SeamError) return this.#fresh(r, chain, wantIds, found, "fallback", "seam_mismatch", limit);
       throw e;
+    }
+    if (before + added > limit) {
+      this.#encoded += added;
+      this.#releaseScratch();
+      return null;
     }
     // Nothing below throws: the track is only changed once the new tail is complete.
     const track = continues ? prev.track : prev.track.fork(before, b + 1, keepIds);
@@ -299,14 +318,15 @@ export class IncrementalEngine {
     found: Found | undefined,
     outcome: "miss" | "fallback",
     reason?: FallbackReason,
-  ): PromptTokens {
+    limit = Infinity,
+  ): PromptTokens | null {
     if (reason !== undefined) this.#fallbacks[reason]++;
     const text = r.segments.length === 1 ? (r.segments[0] as string) : r.segments.join("");
     const keepIds = this.#storeIds || wantIds;
     let track = new Track(keepIds, Math.max(1024, text.length >> 2));
     let count: number;
     try {
-      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds);
+      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds, 0, limit);
     } catch (e) {
       if (!(e instanceof SeamError)) throw e;
       // The tokenizer does not keep a boundary token whole: never cut this text.
@@ -317,6 +337,7 @@ export class IncrementalEngine {
       count = whole.length;
     }
     this.#encoded += count;
+    if (count > limit) return null;
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     if (!this.#storeIds && track.ids !== null) track = track.fork(0, track.bounds.ends.length, false);
     const snap = this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain);
