@@ -122,6 +122,7 @@ for (const c of CASES) {
 test("qwen3: along a growing agent loop, trimToFit answers equal a fresh engine's", async () => {
   const base = { tokenizer: "qwen3", date: "2026-11-30", renderer: TEST_RENDERER } as const;
   const dt = await Deltatok.create({ ...base, mode: "incremental" });
+  const whole = await Deltatok.create({ ...base, mode: "full" });
   const specials = specialTexts("qwen3");
   await fc.assert(
     fc.asyncProperty(conversation({ plain: false, nullContent: false, singleToolCall: false }, specials, 6), fc.integer({ min: 40, max: 400 }), async (messages, limit) => {
@@ -133,6 +134,7 @@ test("qwen3: along a growing agent loop, trimToFit answers equal a fresh engine'
         let b: unknown;
         try {
           const r = dt.trimToFit(req, limit, { tools: TOOLS });
+          assert.equal(r.count, whole.countPrompt(r.messages, { tools: TOOLS }), `turn ${k}: the count of the kept messages`);
           a = { count: r.count, dropped: r.dropped };
         } catch (e) {
           a = toDeltatokError(e).code;

@@ -79,5 +79,6 @@ test("an agent loop that trims every turn stays under the limit and encodes what
   }
   assert.ok(turns > 0, "the conversation outgrew the limit");
   // trimmed turns: about what the turn appended plus the one unit put back to check maximality
-  assert.ok(encodedLate / turns < limit, `${encodedLate / turns} tokens encoded per trimmed turn`);
+  // (the kept messages' ends are reused), not the kept conversation again
+  assert.ok(encodedLate / turns < limit / 5, `${encodedLate / turns} tokens encoded per trimmed turn`);
 });

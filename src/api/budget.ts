@@ -40,8 +40,12 @@ export interface TrimResult {
 export interface BudgetHost {
   /** Reads the messages (snapshots, content versions) and the options' values once. */
   read(messages: readonly unknown[], options: PromptOptions): { messages: unknown[]; versions: number[]; options: PromptOptions };
-  /** countPrompt of messages and options read already, or null when it is over `limit`. */
-  within(messages: readonly unknown[], versions: readonly number[], options: PromptOptions, limit: number): number | null;
+  /**
+   * countPrompt of messages and options read already, or null when it is over `limit`; `ref`, a
+   * reference an earlier answer gave, whose text may end as this prompt's does (its ids are then
+   * reused). With a count, the reference of this prompt's snapshot.
+   */
+  within(messages: readonly unknown[], versions: readonly number[], options: PromptOptions, limit: number, ref?: unknown): { count: number; ref: unknown } | null;
   /** Where trims are remembered across calls (per engine). */
   memo: TrimMemo;
 }
@@ -177,13 +181,18 @@ export function trimToFit(host: BudgetHost, messages: readonly unknown[], limit:
   const units = starts.length;
   const startOf = (d: number): number => (d < units ? (starts[d] as number) : tail);
   const counts = new Map<number, number | null>();
-  const count = (d: number): number | null => {
+  // the snapshot of the last candidate that fitted: every candidate ends with the same messages
+  let ref: unknown = undefined;
+  // `whole`: counted to the end even past the limit, so that it is cached and serves as `ref`
+  const count = (d: number, whole = false): number | null => {
     let c = counts.get(d);
     if (c === undefined) {
       const from = startOf(d);
       const kept = from === head ? snaps : snaps.slice(0, head).concat(snaps.slice(from));
       const versions = from === head ? read.versions : read.versions.slice(0, head).concat(read.versions.slice(from));
-      c = host.within(kept, versions, read.options, limit);
+      const r = host.within(kept, versions, read.options, whole ? Number.MAX_SAFE_INTEGER : limit, ref);
+      c = r === null || r.count > limit ? null : r.count;
+      if (r !== null) ref = r.ref;
       counts.set(d, c);
     }
     return c;
@@ -193,7 +202,8 @@ export function trimToFit(host: BudgetHost, messages: readonly unknown[], limit:
   let hi = -1;
   const guess = host.memo.find(snaps, starts);
   if (guess > 0) {
-    if (count(guess) !== null) {
+    // the last trim's kept messages and what was appended since: costs the appended part
+    if (count(guess, true) !== null) {
       hi = guess;
       // gallop towards keeping more
       for (let step = 1; lo < 0; step *= 2) {
@@ -227,7 +237,7 @@ export function trimToFit(host: BudgetHost, messages: readonly unknown[], limit:
       read.versions.slice(0, head).concat(read.versions.slice(tail)),
       read.options,
       Number.MAX_SAFE_INTEGER,
-    ) as number;
+    )?.count as number;
     throw new ContextTooSmallError(pinned, limit, head + (snaps.length - tail));
   }
   while (hi - lo > 1) {

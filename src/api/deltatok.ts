@@ -19,7 +19,7 @@ import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
 import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens, type Rendered } from "../engine/engine.js";
-import type { Found } from "../cache/store.js";
+import type { Found, Snapshot } from "../cache/store.js";
 import { checkLimit, countTextWithin, trimToFit, TrimMemo, type BudgetHost, type TrimOptions, type TrimResult } from "./budget.js";
 import {
   checkPromptOptions,
@@ -236,7 +236,7 @@ export class Deltatok {
   fits(messages: readonly unknown[], limit: number, options?: PromptOptions): boolean {
     try {
       const p = checkPromptOptions(options, "fits");
-      return this.#within(this.#prepare(messages, p), checkLimit(limit)) !== null;
+      return this.#within(this.#prepare(messages, p), checkLimit(limit), undefined) !== null;
     } catch (e) {
       throw toDeltatokError(e);
     }
@@ -265,18 +265,22 @@ export class Deltatok {
         const options = { ...p, tools: readTools(p.tools, limit), documents: readDocuments(p.documents, limit), chat_template_kwargs: readKwargs(p.chat_template_kwargs, limit) };
         return { messages: read, versions, options };
       },
-      within: (messages, versions, p, max) => this.#within(this.#prepare(messages, p, versions), max),
+      within: (messages, versions, p, max, ref) => this.#within(this.#prepare(messages, p, versions), max, ref),
       memo: this.#trims,
     };
   }
 
-  /** countPrompt of a prepared prompt when at most `limit`, else null (encoding stops past the limit). */
-  #within(prepared: Prepared, limit: number): number | null {
+  /**
+   * countPrompt of a prepared prompt when at most `limit`, else null (encoding stops past the
+   * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
+   */
+  #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
     if (this.#opts.mode === "full") {
       const text = this.#render(prepared);
       const t0 = performance.now();
       try {
-        return countTextWithin(this.#encoder, text, limit);
+        const n = countTextWithin(this.#encoder, text, limit);
+        return n === null ? null : { count: n, ref: null };
       } finally {
         this.#tokenizeMs += performance.now() - t0;
       }
@@ -286,7 +290,8 @@ export class Deltatok {
     const rendered = this.#rendered(prepared, found);
     const t0 = performance.now();
     try {
-      return this.#engine.tokenizeWithin(rendered, chain, found, limit)?.count ?? null;
+      const r = this.#engine.tokenizeWithin(rendered, chain, found, limit, (ref ?? null) as Snapshot | null);
+      return r === null ? null : { count: r.count, ref: this.#engine.last?.snapshot ?? null };
     } finally {
       this.#tokenizeMs += performance.now() - t0;
     }
