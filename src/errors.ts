@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   DT_LONE_SURROGATE: "a string contains a lone UTF-16 surrogate, which has no UTF-8 encoding",
   DT_INVALID_SAMPLED_IDS: "an assistant message's sampled_ids / sampled_logprobs are not token ids of the tokenizer, not numbers, or of unequal lengths",
   DT_INPUT_TOO_LARGE: "a prompt, message, text or corpus line is larger than the configured limit",
+  DT_CONTEXT_TOO_SMALL: "trimToFit: the messages it must keep (system prompt, last user turn) alone exceed the limit",
   // ---- template ----------------------------------------------------------------------------
   DT_TEMPLATE_SYNTAX: "the chat template does not parse",
   DT_TEMPLATE_RAISED: "the chat template called raise_exception",

@@ -3,6 +3,7 @@
  */
 export { Deltatok, type PromptResult, type DeltatokStats } from "./api/deltatok.js";
 export type { DeltatokOptions, PromptOptions, MessageOptions, ResolvedOptions, TemplateBudgetOptions } from "./api/options.js";
+export { ContextTooSmallError, type TrimOptions, type TrimPolicy, type TrimResult } from "./api/budget.js";
 export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type ErrorRecord } from "./errors.js";
 export type { Outcome, FallbackReason, EngineStats } from "./engine/engine.js";
 export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions, type PatternReport } from "./load/index.js";

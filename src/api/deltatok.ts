@@ -13,15 +13,17 @@ import { naiveNow, parseDate } from "../load/date.js";
 import { createRenderer, type ChatRenderer, type MarkedRender, type PreviousRender, type RenderWork } from "../render/renderer.js";
 import { OffsetMapper } from "../tokenize/offsets.js";
 import { assembleTrajectory, type Trajectory } from "./trajectory.js";
-import { parseToolArguments, readDocuments, readKwargs, readMessage, readMessages, readTools, type JsonParser } from "../render/messages.js";
+import { MessageRecall, parseToolArguments, readDocuments, readKwargs, readMessage, readMessages, readTools, type JsonParser } from "../render/messages.js";
 import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.js";
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
 import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens, type Rendered } from "../engine/engine.js";
-import type { Found } from "../cache/store.js";
+import type { Found, Snapshot } from "../cache/store.js";
+import { checkLimit, countTextWithin, trimToFit, TrimMemo, type BudgetHost, type TrimOptions, type TrimResult } from "./budget.js";
 import {
   checkPromptOptions,
+  checkTrimOptions,
   resolveOptions,
   type DeltatokOptions,
   type MessageOptions,
@@ -63,6 +65,11 @@ export interface DeltatokStats extends EngineStats {
    * `templateBudget.maxTrackBytes`.
    */
   render?: RenderWork;
+  /**
+   * Messages given as objects not seen before whose content was recognised as a message's read
+   * before (render/messages.ts, MessageRecall): their snapshot and content version were reused.
+   */
+  messagesRecognised?: number;
 }
 
 function emptyWork(): RenderWork {
@@ -84,6 +91,9 @@ export class Deltatok {
   readonly #encoder: TokenEncoder;
   readonly #engine: IncrementalEngine;
   readonly #chains = new ChainHasher();
+  /** The message lists read last: new message objects with their content are recognised (render/messages.ts). */
+  readonly #recall = new MessageRecall();
+  readonly #trims = new TrimMemo();
   /** Compiled templates by source, and the compile errors of sources that failed. */
   readonly #renderers = new Map<string, ChatRenderer | DeltatokError>();
   #renderersChars = 0;
@@ -198,11 +208,7 @@ export class Deltatok {
       }
       const chain = this.#chains.chain(prepared.key, prepared.messages);
       const found = this.#engine.lookup(chain);
-      // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
-      const rendered =
-        this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null
-          ? this.#renderIncremental(prepared, found)
-          : wholeText(this.#render(prepared));
+      const rendered = this.#rendered(prepared, found);
       const t0 = performance.now();
       try {
         return this.#engine.tokenize(rendered, chain, withIds, found);
@@ -211,6 +217,83 @@ export class Deltatok {
       }
     } catch (e) {
       throw toDeltatokError(e);
+    }
+  }
+
+  /** The render of a prepared prompt, incremental against `found` where it can be. */
+  #rendered(prepared: Prepared, found: Found | undefined): Rendered {
+    // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
+    return this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null
+      ? this.#renderIncremental(prepared, found)
+      : wholeText(this.#render(prepared));
+  }
+
+  /**
+   * Whether the prompt fits: exactly `countPrompt(messages, options) <= limit`, but encoding
+   * stops once the count passes the limit (api/budget.ts). Incremental across turns like
+   * countPrompt (a prompt that fits is cached as countPrompt caches it).
+   */
+  fits(messages: readonly unknown[], limit: number, options?: PromptOptions): boolean {
+    try {
+      const p = checkPromptOptions(options, "fits");
+      return this.#within(this.#prepare(messages, p), checkLimit(limit), undefined) !== null;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * Drops the oldest turns until the prompt fits `limit` (policy and what is always kept:
+   * api/budget.ts, README "Context budgets"): the kept messages (the caller's objects), their exact
+   * count, and the indices dropped. DT_CONTEXT_TOO_SMALL when the pinned messages alone do not fit.
+   */
+  trimToFit(messages: readonly unknown[], limit: number, options?: TrimOptions): TrimResult {
+    try {
+      const t = checkTrimOptions(options);
+      return trimToFit(this.#budgetHost(), messages, checkLimit(limit), t.prompt, t.policy, t.keepFirstUser);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  #budgetHost(): BudgetHost {
+    const limit = this.#opts.maxPromptChars;
+    return {
+      read: (messages, p) => {
+        const versions: number[] = [];
+        const read = readMessages(messages, { maxPromptChars: limit }, "messages", versions, undefined, this.#recall);
+        const options = { ...p, tools: readTools(p.tools, limit), documents: readDocuments(p.documents, limit), chat_template_kwargs: readKwargs(p.chat_template_kwargs, limit) };
+        return { messages: read, versions, options };
+      },
+      within: (messages, versions, p, max, ref) => this.#within(this.#prepare(messages, p, versions), max, ref),
+      memo: this.#trims,
+    };
+  }
+
+  /**
+   * countPrompt of a prepared prompt when at most `limit`, else null (encoding stops past the
+   * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
+   */
+  #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
+    if (this.#opts.mode === "full") {
+      const text = this.#render(prepared);
+      const t0 = performance.now();
+      try {
+        const n = countTextWithin(this.#encoder, text, limit);
+        return n === null ? null : { count: n, ref: null };
+      } finally {
+        this.#tokenizeMs += performance.now() - t0;
+      }
+    }
+    const chain = this.#chains.chain(prepared.key, prepared.messages);
+    const found = this.#engine.lookup(chain);
+    const rendered = this.#rendered(prepared, found);
+    const t0 = performance.now();
+    try {
+      const r = this.#engine.tokenizeWithin(rendered, chain, found, limit, (ref ?? null) as Snapshot | null);
+      return r === null ? null : { count: r.count, ref: this.#engine.last?.snapshot ?? null };
+    } finally {
+      this.#tokenizeMs += performance.now() - t0;
     }
   }
 
@@ -456,12 +539,12 @@ export class Deltatok {
       const p = checkPromptOptions(options, "tokenizeRollout");
       // read once (snapshots); each turn then slices the same copies without the sampled fields
       const limits = { maxPromptChars: this.#opts.maxPromptChars };
-      const read = readMessages(messages, limits);
+      const read = readMessages(messages, limits, "messages", undefined, undefined, this.#recall);
       const sampled = readSampled(read, this.#inVocabulary());
       // the copies without sampled fields, read once more for their content versions: every
       // turn then renders slices of the same objects without validating them again
       const versions: number[] = [];
-      const plain = readMessages(withoutSampled(read, sampled), limits, "messages", versions);
+      const plain = readMessages(withoutSampled(read, sampled), limits, "messages", versions, undefined, this.#recall);
       const assistant: number[] = [];
       for (let i = 0; i < plain.length; i++) if ((plain[i] as { role?: unknown }).role === "assistant") assistant.push(i);
       const pipe = this.#pipeline();
@@ -541,7 +624,7 @@ export class Deltatok {
 
   /** Cache and work counters. */
   stats(): DeltatokStats {
-    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work } };
+    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work }, messagesRecognised: this.#recall.recognised };
   }
 
   /** Drops every cached conversation. */
@@ -562,7 +645,7 @@ export class Deltatok {
   #prepare(messages: readonly unknown[], p: PromptOptions, snapshots: boolean | readonly number[] = false): Prepared {
     const limit = this.#opts.maxPromptChars;
     let versions: number[] = [];
-    const snap = snapshots === false ? readMessages(messages, { maxPromptChars: limit }, "messages", versions) : messages;
+    const snap = snapshots === false ? readMessages(messages, { maxPromptChars: limit }, "messages", versions, undefined, this.#recall) : messages;
     if (snapshots === true) for (let i = 0; i < snap.length; i++) versions.push(-1);
     else if (snapshots !== false) versions = snapshots.slice(0, snap.length);
     const read = Array.isArray(snapshots);

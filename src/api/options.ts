@@ -345,6 +345,31 @@ const ROLLOUT_SET: OptionSet = {
   },
 };
 
+const TRIM_SET: OptionSet = {
+  where: "trimToFit",
+  keys: [...Object.keys(PROMPT_KEYS), "policy", "keep_first_user"],
+  prefix: "",
+  elsewhere: PROMPT_ELSEWHERE,
+};
+
+/**
+ * trimToFit's options: a prompt's options (checked as countPrompt's), `policy` ("oldest" |
+ * "turns", default "oldest") and `keep_first_user` (default false). Unknown keys are refused.
+ */
+export function checkTrimOptions(t: unknown): { prompt: PromptOptions; policy: "oldest" | "turns"; keepFirstUser: boolean } {
+  if (t === undefined) return { prompt: {}, policy: "oldest", keepFirstUser: false };
+  if (typeof t !== "object" || t === null || isList(t, "trimToFit")) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the options of trimToFit must be an object, got ${t === null ? "null" : typeof t === "object" ? "a list" : typeof t}`);
+  }
+  const o = readOptions(t, TRIM_SET);
+  const { policy, keep_first_user: keep, ...rest } = o as Record<string, unknown>;
+  if (policy !== undefined && policy !== "oldest" && policy !== "turns") {
+    throw new DeltatokError("DT_INVALID_OPTION", `policy must be "oldest" or "turns", got ${typeof policy === "string" ? JSON.stringify(policy) : typeof policy}`, { path: "policy" });
+  }
+  if (keep !== undefined && typeof keep !== "boolean") throw new DeltatokError("DT_INVALID_OPTION", "keep_first_user must be a boolean", { path: "keep_first_user" });
+  return { prompt: checkPromptOptions(rest as PromptOptions, "trimToFit"), policy: policy ?? "oldest", keepFirstUser: keep ?? false };
+}
+
 /** Array.isArray, which throws for a revoked Proxy: then DT_INVALID_OPTION. */
 function isList(v: unknown, where: string): boolean {
   try {

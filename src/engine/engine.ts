@@ -143,17 +143,72 @@ export class IncrementalEngine {
    * result of `lookup(chain)`, which the render may also have used).
    */
   tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined): PromptTokens {
+    return this.#tokenize(r, chain, wantIds, found, Infinity) as PromptTokens;
+  }
+
+  /**
+   * As `tokenize` (counts only), when the count is at most `limit`; else null, having encoded no
+   * more than the pieces that pass the limit and stored nothing (api/budget.ts).
+   */
+  tokenizeWithin(r: Rendered, chain: readonly bigint[], found: Found | undefined, limit: number, ref: Snapshot | null = null): PromptTokens | null {
+    return this.#tokenize(r, chain, false, found, limit, ref);
+  }
+
+  /**
+   * `ref`: a snapshot whose text may end as the new render does (trimToFit's candidates share
+   * their last messages, not only their first). After the prefix cut, the render is scanned for
+   * its boundary tokens; at the first one that ends where the rest of the render equals the rest
+   * of `ref`'s text, just after a boundary token of `ref` with the same id, both texts are cut
+   * at the same places from there on (the scan resumes after a boundary token and reads the same
+   * text), so the pieces after it have `ref`'s ids: only the text between the two cuts is
+   * encoded, and the snapshot stored is assembled from the three parts (DESIGN.md, "Context
+   * budgets").
+   */
+  #suffixFrom(r: Rendered, ref: Snapshot, length: number, cut: number): { at: number; refBound: number } | null {
+    const s = commonSuffix(ref.segments, r.segments);
+    if (s === 0 || ref.nBounds === 0) return null;
+    const text = textFrom(r, cut);
+    const from = Math.max(0, length - s - cut - this.#margin);
+    const shift = ref.length - length;
+    const ends = ref.track.bounds.ends.data;
+    const ids = ref.track.bounds.ids.data;
+    // matches must be those of the whole scan from the cut: scanned from the cut, kept from `from`
+    for (const m of this.#enc.scanner.scan(text, 0)) {
+      if (m.end < from) continue;
+      const e = cut + m.end;
+      if (length - e > s) continue;
+      const eRef = e + shift;
+      let lo = 0;
+      let hi = ref.nBounds - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const v = ends[mid] as number;
+        if (v === eRef) {
+          if (ids[mid] === m.id) return { at: e, refBound: mid };
+          break;
+        }
+        if (v < eRef) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    }
+    return null;
+  }
+
+  #tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined, limit: number, ref: Snapshot | null = null): PromptTokens | null {
     this.#requests++;
+    // only a snapshot still live in its lineage owns its track (a replaced one's may be rewritten)
+    if (ref !== null && this.#store.lookup(ref.chain)?.snapshot !== ref) ref = null;
     if (found === undefined) {
       this.#misses++;
-      return this.#fresh(r, chain, wantIds, undefined, "miss");
+      return this.#fresh(r, chain, wantIds, undefined, "miss", undefined, limit);
     }
     const prev = found.snapshot;
-    if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored");
+    if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored", limit);
     const length = totalLength(r.segments);
     const c = commonPrefix(prev, r);
     const continues = this.#store.continues(found, chain);
     if (c === length && c === prev.length) {
+      if (prev.count > limit) return null;
       this.#hits++;
       this.#reused += prev.count;
       const track = continues ? prev.track : prev.track.fork(prev.count, prev.nBounds, prev.track.ids !== null);
@@ -164,21 +219,48 @@ export class IncrementalEngine {
     }
     const ends = prev.track.bounds.ends.data;
     const b = this.#lastSafeCut(prev, c);
-    if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary");
+    if (b < 0) return this.#fresh(r, chain, wantIds, found, "fallback", "no_safe_boundary", limit);
 
     const cut = ends[b] as number;
     const before = prev.track.bounds.tokenCounts.data[b] as number;
+    if (before > limit) return null;
     const seam = prev.track.bounds.ids.data[b] as number;
     const keepIds = prev.track.ids !== null;
+    // the end of `ref` reused (see #suffixFrom)
+    const suffix = ref !== null && (ref.track.ids !== null || !keepIds) && ref !== prev ? this.#suffixFrom(r, ref, length, cut) : null;
+    const refFrom = suffix === null ? 0 : ((ref as Snapshot).track.bounds.tokenCounts.data[suffix.refBound] as number);
+    const after = suffix === null ? 0 : (ref as Snapshot).count - refFrom;
     // The tail is encoded into scratch lists owned by the engine (copied into the track below).
     const tailIds = keepIds ? this.#scratchIds() : null;
     const tailBounds = this.#scratchBounds();
     let added: number;
     try {
-      added = this.#enc.encodeFrom(textFrom(r, cut), 0, seam, before, tailIds, tailBounds, cut);
+      const rest = textFrom(r, cut);
+      added = this.#enc.encodeFrom(suffix === null ? rest : rest.slice(0, suffix.at - cut), 0, seam, before, tailIds, tailBounds, cut, limit - before - after);
     } catch (e) {
-      if (e instanceof SeamError) return this.#fresh(r, chain, wantIds, found, "fallback", "seam_mismatch");
+      if (e instanceof SeamError) return this.#fresh(r, chain, wantIds, found, "fallback", "seam_mismatch", limit);
       throw e;
+    }
+    if (before + added + after > limit) {
+      this.#encoded += added;
+      this.#releaseScratch();
+      return null;
+    }
+    if (suffix !== null) {
+      // ref's ids and cut points after the sync cut, shifted to the new text
+      const rs = ref as Snapshot;
+      const rb = rs.track.bounds;
+      const dc = suffix.at - (rb.ends.data[suffix.refBound] as number);
+      const dt = before + added - refFrom;
+      if (tailIds !== null && rs.track.ids !== null) tailIds.pushAll(rs.track.ids.data, refFrom, rs.count);
+      for (let j = suffix.refBound + 1; j < rs.nBounds; j++) {
+        tailBounds.ends.push((rb.ends.data[j] as number) + dc);
+        tailBounds.tokenCounts.push((rb.tokenCounts.data[j] as number) + dt);
+        tailBounds.ids.push(rb.ids.data[j] as number);
+      }
+      this.#reused += after;
+      added += after;
+      this.#encoded -= after; // (added below; these were reused, not encoded)
     }
     // Nothing below throws: the track is only changed once the new tail is complete.
     const track = continues ? prev.track : prev.track.fork(before, b + 1, keepIds);
@@ -299,14 +381,15 @@ export class IncrementalEngine {
     found: Found | undefined,
     outcome: "miss" | "fallback",
     reason?: FallbackReason,
-  ): PromptTokens {
+    limit = Infinity,
+  ): PromptTokens | null {
     if (reason !== undefined) this.#fallbacks[reason]++;
     const text = r.segments.length === 1 ? (r.segments[0] as string) : r.segments.join("");
     const keepIds = this.#storeIds || wantIds;
     let track = new Track(keepIds, Math.max(1024, text.length >> 2));
     let count: number;
     try {
-      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds);
+      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds, 0, limit);
     } catch (e) {
       if (!(e instanceof SeamError)) throw e;
       // The tokenizer does not keep a boundary token whole: never cut this text.
@@ -317,6 +400,7 @@ export class IncrementalEngine {
       count = whole.length;
     }
     this.#encoded += count;
+    if (count > limit) return null;
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     if (!this.#storeIds && track.ids !== null) track = track.fork(0, track.bounds.ends.length, false);
     const snap = this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain);
@@ -449,6 +533,42 @@ export function commonPrefix(prev: Pick<Snapshot, "segments">, r: Pick<Rendered,
     }
   }
   return c;
+}
+
+/** Length of the common suffix of two texts given in segments (equal segments compared whole). */
+export function commonSuffix(a: readonly string[], b: readonly string[]): number {
+  let ai = a.length - 1;
+  let bi = b.length - 1;
+  let ao = ai >= 0 ? (a[ai] as string).length : 0;
+  let bo = bi >= 0 ? (b[bi] as string).length : 0;
+  let n = 0;
+  while (ai >= 0 && bi >= 0) {
+    const x = a[ai] as string;
+    const y = b[bi] as string;
+    if (ao === x.length && bo === y.length && x === y) {
+      n += x.length;
+      ai--;
+      bi--;
+      ao = ai >= 0 ? (a[ai] as string).length : 0;
+      bo = bi >= 0 ? (b[bi] as string).length : 0;
+      continue;
+    }
+    while (ao > 0 && bo > 0) {
+      if (x.charCodeAt(ao - 1) !== y.charCodeAt(bo - 1)) return n;
+      ao--;
+      bo--;
+      n++;
+    }
+    if (ao === 0) {
+      ai--;
+      ao = ai >= 0 ? (a[ai] as string).length : 0;
+    }
+    if (bo === 0) {
+      bi--;
+      bo = bi >= 0 ? (b[bi] as string).length : 0;
+    }
+  }
+  return n;
 }
 
 /** Characters [from, to) of a text given in segments. */

@@ -327,6 +327,146 @@ function entrySize(x: unknown, copied: unknown, depth: number): number {
   return rewalk(x, mm, depth + 1);
 }
 
+/**
+ * The message lists read last (at most RECALL_LISTS), to recognise a message passed as a *new*
+ * object with the content of one read before: a framework that builds new message objects every
+ * turn, or a server that parses each request's JSON. Such a message is compared with the message
+ * read at the same index (structural equality: the same keys in the same order, `Object.is`
+ * primitives — strings compared by content — recursively) and, when equal, takes that message's
+ * snapshot and content version, exactly as the same object passed again unchanged does. That is
+ * exact because a snapshot is never written after it is made and holds what was read, and
+ * nothing is recorded about the new object: passed again (changed or not) it is compared again
+ * (DESIGN.md, "Recognising unchanged messages by content"). Hold one per engine: it keeps its
+ * lists alive.
+ */
+export class MessageRecall {
+  /** Most recent first: each list's top-level Walked entries. */
+  readonly lists: Walked[][] = [];
+  /** Messages given as objects not seen before whose content was recognised (their snapshot reused). */
+  recognised = 0;
+
+  remember(list: Walked[]): void {
+    const l = this.lists;
+    // a list that only extends (or repeats) one kept replaces it
+    const at = l.findIndex((x) => x.length <= list.length && x[0]?.copy === list[0]?.copy && x[x.length - 1]?.copy === list[x.length - 1]?.copy);
+    if (at >= 0) l.splice(at, 1);
+    else if (l.length >= RECALL_LISTS) l.pop();
+    l.unshift(list);
+  }
+}
+
+/** Message lists a MessageRecall keeps. */
+const RECALL_LISTS = 8;
+
+/**
+ * The entry of a message read before whose content `m` (an object not walked before) has, or
+ * null: the entry at index `i` of the list that matched the previous message first (`st.cur`),
+ * then of the other lists. `st.size` is then `m`'s size. Nothing is recorded about `m`: passed
+ * again, it is compared again (a framework's new objects are not passed twice).
+ */
+function recognise(recall: MessageRecall, m: unknown, i: number, st: { cur: Walked[] | null; size: number }): Walked | null {
+  if (typeof m !== "object" || m === null || WALKED.has(m)) return null;
+  const first = st.cur?.[i];
+  try {
+    if (first !== undefined) {
+      const n = sameMessage(m, first);
+      if (n >= 0) {
+        st.size = n;
+        return first;
+      }
+    }
+    for (const list of recall.lists) {
+      const c = list[i];
+      if (c === undefined || list === st.cur || c.copy === first?.copy) continue;
+      const n = sameMessage(m, c);
+      if (n >= 0) {
+        st.cur = list;
+        st.size = n;
+        return c;
+      }
+    }
+  } catch {
+    // a getter or Proxy trap threw: the full walk reports it at its path
+  }
+  return null;
+}
+
+/**
+ * `m`'s size when it has the content of the message walked as `c`, else -1: its own keys must
+ * be c's, in order (as a rewalk requires), each value equal to the snapshot's (`sameContent`).
+ */
+function sameMessage(m: object, c: Walked): number {
+  const keys = c.keys;
+  if (keys === null || Array.isArray(m) || Object.getPrototypeOf(m) !== OBJECT_PROTO) return sameContent(m, c.copy, 0);
+  if ((m as { [KEY_ORDER]?: unknown })[KEY_ORDER] !== c.order) return -1;
+  const copy = c.copy as Record<string, unknown>;
+  let n = 0;
+  let i = 0;
+  for (const key in m) {
+    if (i >= keys.length || key !== keys[i] || !hasOwn.call(m, key)) return -1;
+    const x: unknown = (m as Record<string, unknown>)[key];
+    if (x !== undefined) {
+      const k = sameContent(x, copy[key], 0);
+      if (k < 0) return -1;
+      n += key.length + 1 + k;
+    } else if (hasOwn.call(copy, key)) return -1;
+    i++;
+  }
+  return i === keys.length ? n : -1;
+}
+
+/**
+ * The size (as a walk counts it) of caller value `v` when its content equals snapshot `copy`, else
+ * -1. Reads each entry once; records nothing. An object walked before to this very snapshot is
+ * rewalked (what a rewalk proves is the same). Recursion follows `copy`, a finite tree, so a
+ * cycle in `v` cannot make it loop.
+ */
+function sameContent(v: unknown, copy: unknown, depth: number): number {
+  if (typeof v !== "object" || v === null) {
+    if (!Object.is(v, copy)) return -1;
+    return typeof v === "string" ? v.length : 0;
+  }
+  if (typeof copy !== "object" || copy === null || depth >= MAX_DEPTH) return -1;
+  const memo = WALKED.get(v);
+  if (memo !== undefined && memo.copy === copy) return rewalk(v, memo, depth);
+  let size = 0;
+  if (Array.isArray(v)) {
+    if (!Array.isArray(copy)) return -1;
+    const n: number = v.length;
+    if (n !== copy.length) return -1;
+    for (let i = 0; i < n; i++) {
+      const x: unknown = v[i];
+      if (x === undefined) {
+        if (!(i in v) || copy[i] !== null) return -1;
+        continue;
+      }
+      const k = sameContent(x, copy[i], depth + 1);
+      if (k < 0) return -1;
+      size += k;
+    }
+    return size + n;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto === PYFLOAT_PROTO) {
+    const x: unknown = (v as PyFloat).value;
+    return typeof x === "number" && copy instanceof PyFloat && Object.is(x, copy.value) ? 0 : -1;
+  }
+  if ((proto !== OBJECT_PROTO && proto !== null) || Array.isArray(copy) || copy instanceof PyFloat) return -1;
+  if ((v as { [KEY_ORDER]?: unknown })[KEY_ORDER] !== undefined || (copy as { [KEY_ORDER]?: unknown })[KEY_ORDER] !== undefined) return -1;
+  const copyKeys = Object.keys(copy);
+  let j = 0;
+  for (const k of Object.keys(v)) {
+    const x: unknown = (v as Record<string, unknown>)[k];
+    if (x === undefined) continue; // absent from a snapshot, as in walkObject
+    if (copyKeys[j] !== k) return -1;
+    const n = sameContent(x, (copy as Record<string, unknown>)[k], depth + 1);
+    if (n < 0) return -1;
+    size += n + k.length + 1;
+    j++;
+  }
+  return j === copyKeys.length ? size : -1;
+}
+
 /** Snapshot of `v` (the value at the walk's base). */
 function snapshot(v: unknown, w: Walk): unknown {
   try {
@@ -411,7 +551,14 @@ export function validateMessage(m: unknown, path: string): number {
  * `Walked`): equal versions at two validations mean the same object with the same content, and
  * the same snapshot object.
  */
-export function readMessages(messages: unknown, limits: InputLimits, path = "messages", versions?: number[], size?: { total: number }): unknown[] {
+export function readMessages(
+  messages: unknown,
+  limits: InputLimits,
+  path = "messages",
+  versions?: number[],
+  size?: { total: number },
+  recall?: MessageRecall,
+): unknown[] {
   if (messages === undefined || messages === null) {
     throw new DeltatokError("DT_INVALID_MESSAGES", `${path} is missing`, { path });
   }
@@ -430,6 +577,8 @@ export function readMessages(messages: unknown, limits: InputLimits, path = "mes
     throw new DeltatokError("DT_INPUT_TOO_LARGE", `${path} holds ${n} messages, over the limit of ${limit} (raise maxPromptChars / --max-prompt-chars)`, { path });
   }
   const out: unknown[] = [];
+  const entries: Walked[] | null = recall === undefined ? null : [];
+  const st = { cur: null as Walked[] | null, size: 0 };
   let total = n;
   for (let i = 0; i < n; i++) {
     const at = `${path}[${i}]`;
@@ -439,12 +588,23 @@ export function readMessages(messages: unknown, limits: InputLimits, path = "mes
     } catch (e) {
       throw new DeltatokError("DT_INVALID_MESSAGE", `${at} could not be read: ${thrownText(e)}`, { path: at, cause: e });
     }
-    const w = newWalk(at, "DT_INVALID_MESSAGE", limit, total);
-    lastWalked = null;
-    const s = snapshot(m, w);
+    let s: unknown;
+    let entry: Walked | null = recall === undefined ? null : recognise(recall, m, i, st);
+    if (entry !== null && total + st.size <= limit) {
+      (recall as MessageRecall).recognised++;
+      s = entry.copy;
+      total += st.size;
+    } else {
+      // (over the limit: walked again, to fail where a walk fails)
+      const w = newWalk(at, "DT_INVALID_MESSAGE", limit, total);
+      lastWalked = null;
+      s = snapshot(m, w);
+      total = w.size;
+      entry = lastWalked as Walked | null;
+    }
     checkShape(s, at);
-    total = w.size;
-    if (versions !== undefined) versions[i] = (lastWalked as Walked | null)?.ver ?? -1;
+    if (versions !== undefined) versions[i] = entry?.ver ?? -1;
+    if (entries !== null && entry !== null && entry.copy === s) entries.push(entry);
     if (total > limit) {
       throw new DeltatokError(
         "DT_INPUT_TOO_LARGE",
@@ -454,6 +614,7 @@ export function readMessages(messages: unknown, limits: InputLimits, path = "mes
     }
     out.push(s);
   }
+  if (recall !== undefined && entries !== null && entries.length === n) recall.remember(entries);
   if (size !== undefined) size.total = total;
   return out;
 }

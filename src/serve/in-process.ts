@@ -74,6 +74,8 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "tokenizer_info":
     case "vocab":
     case "render_prompt":
+    case "fits":
+    case "trim_to_fit":
       return tokenizerCall(dt, method, p);
     case "count_message": {
       const o: Record<string, unknown> = {};

@@ -30,6 +30,8 @@
  * - tokenizer_info {} → vocab_size, length, special tokens and ids, model_max_length, ... (api/vocabulary.ts)
  * - vocab          {} → {tokens: [token | null by id]}
  * - render_prompt  count_prompt's params without conversation fields → {text} (whole messages)
+ * - fits           render_prompt's params and limit → {fits} (exactly count <= limit; api/budget.ts)
+ * - trim_to_fit    fits' params, policy?, keep_first_user? → {count, dropped} (indices dropped)
  * - tokenize_rollout  same params as count_prompt but add_generation_prompt (assistant messages
  *                   may carry sampled_ids, sampled_logprobs) → {sequences: [{ids, mask, logprobs,
  *                   turns}], splits, drift} (src/api/rollout.ts, docs/ROLLOUTS.md)
@@ -71,16 +73,19 @@
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import type { PromptOptions } from "../api/options.js";
 import type { Deltatok } from "../api/deltatok.js";
+import type { TrimOptions } from "../api/budget.js";
 import type { DecodeOptions } from "../api/vocabulary.js";
 import { parseRequestLine } from "./request-json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"];
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit"];
 
 /** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
-export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt";
-export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt"]);
+export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt" | BudgetMethod;
+export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit"]);
+/** Context budgets (api/budget.ts); with workers answered by the server thread's engine, like render_prompt. */
+export type BudgetMethod = "fits" | "trim_to_fit";
 
 export interface Envelope {
   id: unknown;
@@ -178,7 +183,25 @@ export function tokenizerCall(dt: Deltatok, method: TokenizerMethod, p: Record<s
     case "render_prompt": {
       return { text: dt.renderPrompt(p.messages as unknown[], promptOptions(p)) };
     }
+    case "fits":
+    case "trim_to_fit":
+      return budgetCall(dt, method, p);
   }
+}
+
+/**
+ * fits {messages, limit, count_prompt's options} → {fits}; trim_to_fit {messages, limit,
+ * policy?, keep_first_user?, count_prompt's options} → {count, dropped} (indices into messages:
+ * the client keeps its own list minus those).
+ */
+export function budgetCall(dt: Deltatok, method: BudgetMethod, p: Record<string, unknown>): unknown {
+  const o = promptOptions(p);
+  if (method === "fits") return { fits: dt.fits(p.messages as unknown[], p.limit as number, o) };
+  const t: TrimOptions = { ...o };
+  if (p.policy !== undefined) t.policy = p.policy as TrimOptions["policy"];
+  if (p.keep_first_user !== undefined) t.keep_first_user = p.keep_first_user as boolean;
+  const r = dt.trimToFit(p.messages as unknown[], p.limit as number, t);
+  return { count: r.count, dropped: r.dropped };
 }
 
 /** Dispatches one envelope to the backend; never rejects (errors become error responses). */

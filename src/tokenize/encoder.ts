@@ -300,6 +300,9 @@ export class TokenEncoder {
    *   the whole text, or null when `text[from:]` starts the whole text.
    * @param tokenBase number of tokens before `from` in the whole text.
    * @param charBase offset of `text[0]` in the whole text (cut offsets in `bounds` are absolute).
+   * @param stopAbove stop once more than this many tokens are appended (after the piece or
+   *   boundary token that passes it): the result is then more than `stopAbove` but not the count.
+   *   Pieces are encoded independently, so the pieces not encoded can only add tokens.
    */
   encodeFrom(
     text: string,
@@ -309,6 +312,7 @@ export class TokenEncoder {
     ids: U32List | null,
     bounds: Boundaries,
     charBase = 0,
+    stopAbove = Infinity,
   ): number {
     const matches = this.scanner.scan(text, from);
     let count = 0;
@@ -318,7 +322,7 @@ export class TokenEncoder {
       const match = matches[m];
       const pieceEnd = match === undefined ? text.length : match.start;
       if (pieceEnd > pos) count += this.#encodePiece(text.slice(pos, pieceEnd), seam, ids);
-      if (match === undefined) break;
+      if (match === undefined || count > stopAbove) break;
       // the boundary token is its own section: its id, no encoding needed
       if (ids !== null) ids.push(match.id);
       count++;

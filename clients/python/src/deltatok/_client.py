@@ -59,6 +59,19 @@ def rollout_params(messages: Sequence[Any], tools: Any = None, documents: Any = 
     return p
 
 
+def budget_params(messages: Sequence[Any], limit: int, tools: Any, options: Mapping[str, Any]) -> Dict[str, Any]:
+    """The wire form of a fits / trim_to_fit request."""
+    unknown = set(options) - set(_PROMPT_OPTIONS)
+    if unknown:
+        raise TypeError("unknown prompt option(s): %s" % ", ".join(sorted(unknown)))
+    p = prompt_options(**options)
+    p["messages"] = list(messages)
+    p["limit"] = limit
+    if tools is not None:
+        p["tools"] = tools
+    return p
+
+
 class ClientBase:
     """The methods, over any transport; `incremental=False` sends every prompt whole."""
 
@@ -162,6 +175,28 @@ class ClientBase:
                 raise TypeError("unknown prompt option(s): %s" % ", ".join(sorted(unknown)))
             plans.append(self.prompt_plan(method, r["messages"], r.get("tools"), **opts))
         return self.run_many(plans)
+
+    # ---- context budgets (fits, trim_to_fit) -------------------------------------------
+
+    def fits(self, messages: Sequence[dict], limit: int, tools: Any = None, **options: Any) -> bool:
+        """Exactly `count_prompt(messages, ...) <= limit`; the server stops encoding past the limit.
+        Options: count_prompt's (documents, chat_template, chat_template_kwargs, ...)."""
+        return self.call("fits", budget_params(messages, limit, tools, options))["fits"]
+
+    def trim_to_fit(self, messages: Sequence[dict], limit: int, tools: Any = None, policy: Optional[str] = None,
+                    keep_first_user: bool = False, **options: Any) -> Dict[str, Any]:
+        """Drops the oldest turns until the prompt fits: {"messages": the kept messages (your own
+        objects), "count": their exact count, "dropped": indices dropped}. Keeps the system prompt
+        and the last user turn, never splits a tool call from its results; policy "oldest" (default)
+        or "turns"; DeltatokInputError DT_CONTEXT_TOO_SMALL when the kept-always messages are over."""
+        p = budget_params(messages, limit, tools, options)
+        if policy is not None:
+            p["policy"] = policy
+        if keep_first_user:
+            p["keep_first_user"] = True
+        r = self.call("trim_to_fit", p)
+        dropped = set(r["dropped"])
+        return {"messages": [m for i, m in enumerate(messages) if i not in dropped], "count": r["count"], "dropped": list(r["dropped"])}
 
     # ---- other methods --------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
 #: Codes that mean the request itself was wrong (bad input, a template that fails on it): raised as
 #: DeltatokInputError, a ValueError, as transformers raises ValueError / TypeError / TemplateError.
 _INPUT_PREFIXES = ("DT_INVALID_", "DT_TEMPLATE_")
-_INPUT_CODES = {"DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
+_INPUT_CODES = {"DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTEXT_TOO_SMALL", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
 #: Codes of a tokenizer or template that could not be loaded: DeltatokLoadError, an OSError, as
 #: transformers raises OSError for a tokenizer it cannot load.
 _LOAD_CODES = {"DT_TOKENIZER_UNKNOWN", "DT_TOKENIZER_NOT_FOUND", "DT_TOKENIZER_INVALID", "DT_TEMPLATE_FILE_INVALID"}

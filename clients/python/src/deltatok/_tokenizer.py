@@ -332,6 +332,31 @@ class DeltatokTokenizer:
             raise ValueError("Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed!")
         return t
 
+    def fits(self, conversation: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, add_generation_prompt: bool = True,
+             **kwargs: Any) -> bool:
+        """Whether the prompt (apply_chat_template's tokens; the generation prompt included by
+        default, as ISL) has at most `limit` tokens; the server stops encoding past the limit.
+        `**kwargs` reach the template as variables."""
+        return self.client.fits(list(conversation), limit, tools, **self._budget_options(add_generation_prompt, kwargs))
+
+    def trim_to_fit(self, conversation: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
+                    keep_first_user: bool = False, add_generation_prompt: bool = True, **kwargs: Any) -> Dict[str, Any]:
+        """Drops the oldest turns until the prompt fits `limit`: {"messages", "count", "dropped"}
+        (ClientBase.trim_to_fit)."""
+        return self.client.trim_to_fit(list(conversation), limit, tools, policy=policy, keep_first_user=keep_first_user,
+                                       **self._budget_options(add_generation_prompt, kwargs))
+
+    def _budget_options(self, add_generation_prompt: bool, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        o: Dict[str, Any] = {"add_generation_prompt": add_generation_prompt}
+        kw = self._template_kwargs(kwargs)
+        if kw:
+            o["chat_template_kwargs"] = kw
+        if self._template_override is not None:
+            o["chat_template"] = self._template_override
+        if self._parse_tool_arguments:
+            o["parse_tool_arguments"] = True
+        return o
+
     def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
             chat_template: Optional[str] = None) -> int:
         """OSL of an assistant message as MLCommons endpoints defines it: tokens of [U, m] minus
