@@ -39,28 +39,10 @@ const dt = await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30" });
 // vLLM and MLCommons endpoints parse the arguments' JSON text before rendering: count as they do
 const COUNT = { tools: TOOLS, parse_tool_arguments: true };
 
-/**
- * Keeps the system prompt and the newest turns (a turn: a user message and everything up to the
- * next one, so a tool call stays with its result) that fit in `limit`. Returns the kept
- * messages, their exact count and the indices dropped — the result of `dt.trimToFit(chat, limit,
- * COUNT)`, which deltatok is adding; until it is released, this loop counts each candidate with
- * `dt.countPrompt`.
- */
-function trimToFit(chat, limit) {
-  const head = chat[0]?.role === "system" ? 1 : 0;
-  const starts = [];
-  for (let i = head; i < chat.length; i++) if (chat[i].role === "user") starts.push(i);
-  for (let t = 0; ; t++) {
-    const from = starts[t] ?? head;
-    const kept = [...chat.slice(0, head), ...chat.slice(from)];
-    const count = dt.countPrompt(kept, COUNT);
-    if (count <= limit || t >= starts.length - 1) {
-      const dropped = [];
-      for (let i = head; i < from; i++) dropped.push(i);
-      return { messages: kept, count, dropped };
-    }
-  }
-}
+// Before every call: the system prompt and the newest whole turns (a user message and everything
+// up to the next one, so a tool call stays with its result) that fit in the window, with their
+// exact count and the indices dropped. Incremental: the next turn's trim reuses this one's work.
+const TRIM = { ...COUNT, policy: "turns" };
 
 // The scripted model: a search for each question, then an answer from what it found.
 let calls = 0;
@@ -83,7 +65,7 @@ for (let turn = 1; turn <= QUESTIONS.length; turn++) {
   history.push(new HumanMessage(QUESTIONS[turn - 1]));
   for (let step = 0; ; step++) {
     const chat = fromLangChain(history);
-    const { messages: kept, count, dropped } = trimToFit(chat, WINDOW);
+    const { messages: kept, count, dropped } = dt.trimToFit(chat, WINDOW, TRIM);
     worst = Math.max(worst, count);
     console.log(`turn ${turn} step ${step}: kept ${kept.length} of ${chat.length} messages (dropped ${dropped.length}), ${count} tokens, window ${WINDOW}`);
     const reply = model(toLangChain(kept, lc));
