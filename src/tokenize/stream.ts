@@ -357,9 +357,13 @@ export class TextStream {
     const next = this.#text.slice(0, from) + text;
     if (!next.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
     if (next.length > this.#limits.maxChars) throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`);
-    if (from < this.#text.length) this.#rewind(from);
+    // keep the checkpoints before `from`: a cut at b is decided by text[b-1] and text[b], both kept
+    let keep = this.#cutAt.length;
+    while (keep > 1 && (this.#cutAt.data[keep - 1] as number) >= from) keep--;
+    const rewound = from < this.#text.length;
+    this.#recount(next, keep);
     this.#pending = "";
-    this.#recount(next);
+    if (rewound) this.#stats.rewinds++;
     return this.count;
   }
 
@@ -384,22 +388,10 @@ export class TextStream {
     return this.#cutAt.data[this.#cutAt.length - 1] as number;
   }
 
-  /** Drops checkpoints after `offset` (and the committed ids past the one kept). */
-  #rewind(offset: number): void {
-    let k = this.#cutAt.length - 1;
-    while (k > 0 && (this.#cutAt.data[k] as number) > offset) k--;
-    this.#cutAt.length = k + 1;
-    this.#cutTokens.length = k + 1;
-    if (this.#committedIds !== null) this.#committedIds.length = this.#committed();
-    this.#text = this.#text.slice(0, this.#committedAt());
-    this.#tailIds = [];
-    this.#tailCount = 0;
-    this.#stats.rewinds++;
-  }
-
   /** Makes `text` (which extends the committed prefix) the counted text. Atomic: throws before any change. */
-  #recount(text: string): void {
-    const c = this.#committedAt();
+  #recount(text: string, keep = this.#cutAt.length): void {
+    const c = this.#cutAt.data[keep - 1] as number;
+    const base = this.#cutTokens.data[keep - 1] as number;
     let cut = -1;
     if (this.#rule.mode !== "whole") {
       for (let b = text.length - 1; b > c; b--) {
@@ -426,10 +418,13 @@ export class TextStream {
     const tail = this.#encodePiece(text, tailFrom, text.length);
     encoded += text.length - tailFrom + (tailFrom > 0 ? 1 : 0);
     // commit (nothing above changed the counter)
+    this.#cutAt.length = keep;
+    this.#cutTokens.length = keep;
+    if (this.#committedIds !== null) this.#committedIds.length = base;
     if (segIds !== null) {
       if (this.#committedIds !== null) this.#committedIds.pushAll(segIds);
       this.#cutAt.push(cut);
-      this.#cutTokens.push(this.#committed() + segIds.length);
+      this.#cutTokens.push(base + segIds.length);
     }
     this.#text = text;
     this.#tailIds = this.#limits.ids ? tail : [];
