@@ -39,6 +39,23 @@ export interface StreamRule {
   readonly reason: string;
   /** Whether a cut lies between units `prev` and `next`. */
   isCut(prev: number, next: number): boolean;
+  /**
+   * Byte-level tokenizers only: the token strings of a text (the tokenizer's own `encode_text`,
+   * whose length is the count) and how many UTF-8 bytes of input each stands for, so one encode
+   * can be split at a cut (see TextStream#recount). Null when not available.
+   */
+  readonly split: TokenSplitter | null;
+}
+
+/** Token strings of a byte-level tokenizer, with the input bytes each covers. */
+export interface TokenSplitter {
+  tokens(text: string): string[];
+  /** UTF-8 bytes of input `token` stands for; -1 when that is ambiguous. */
+  bytesOf(token: string): number;
+  /** Id of a token string (as the tokenizer's `encode` maps it). */
+  idOf(token: string): number;
+  /** Whether the normalizer leaves every ASCII text unchanged and only ASCII is split this way. */
+  readonly asciiOnly: boolean;
 }
 
 // The split patterns the regex rule is proven for, exactly as tokenizer.json spells them.
@@ -76,7 +93,67 @@ const isCjk = (u: number): boolean => u >= 0x4e00 && u <= 0x9fa5;
 const isAsciiBreak = (u: number): boolean => u < 0x80 && !isAsciiLetter(u) && u !== 0x27;
 
 function whole(reason: string): StreamRule {
-  return { mode: "whole", reason, isCut: () => false };
+  return { mode: "whole", reason, isCut: () => false, split: null };
+}
+
+/** The characters of ByteLevel's byte alphabet (GPT-2's printable stand-ins for the 256 bytes). */
+function byteAlphabet(): Set<number> {
+  const out = new Set<number>();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    out.add(printable ? b : 256 + extra++);
+  }
+  return out;
+}
+
+const utf8Length = (s: string): number => {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < 0x80) n += 1;
+    else if (u < 0x800) n += 2;
+    else if (u >= 0xd800 && u <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+};
+
+/**
+ * The byte-level splitter of @huggingface/tokenizers' Tokenizer: `encode_text` (what `encode`
+ * returns as `tokens` without special tokens), `added_tokens_map`, `model.tokens_to_ids`. A model
+ * token string is one alphabet character per input byte; an added token stands for its content.
+ * A string that could be either, with different byte counts, is ambiguous (-1).
+ */
+function byteLevelSplitter(tok: Json, identityNormalizer: boolean): TokenSplitter | null {
+  const encodeText = tok.encode_text;
+  const added = tok.added_tokens_map;
+  const model = tok.model as Json | undefined;
+  const vocab = model?.tokens_to_ids;
+  if (typeof encodeText !== "function" || !(added instanceof Map) || !(vocab instanceof Map)) return null;
+  const unk = typeof model?.unk_token_id === "number" ? model.unk_token_id : undefined;
+  const alphabet = byteAlphabet();
+  const inAlphabet = (t: string): boolean => {
+    for (let i = 0; i < t.length; i++) if (!alphabet.has(t.charCodeAt(i))) return false;
+    return true;
+  };
+  return {
+    tokens: (text) => encodeText.call(tok, text) as string[],
+    bytesOf: (t) => {
+      if (!added.has(t)) return t.length;
+      const asAdded = utf8Length(t);
+      return inAlphabet(t) && asAdded !== t.length ? -1 : asAdded;
+    },
+    idOf: (t) => {
+      const a = added.get(t) as { id?: unknown } | undefined;
+      const id = typeof a?.id === "number" ? a.id : (vocab.get(t) as number | undefined) ?? unk;
+      if (id === undefined) throw new DeltatokError("DT_TOKENIZE_FAILED", `token ${JSON.stringify(t)} has no id`);
+      return id;
+    },
+    asciiOnly: !identityNormalizer,
+  };
 }
 
 /** Pairs of units adjacent in an added token's content, as prev * 65536 + next. */
@@ -165,6 +242,7 @@ function deriveRule(source: EncoderSource): StreamRule {
     return {
       mode: "sentencepiece",
       reason: "",
+      split: null,
       isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
     };
   }
@@ -178,6 +256,7 @@ function deriveRule(source: EncoderSource): StreamRule {
   return {
     mode: "regex",
     reason: "",
+    split: byteLevelSplitter(tok, identity),
     isCut: (prev, next) => {
       if (pairs.has(prev * 65536 + next)) return false;
       if ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) return true;
@@ -239,6 +318,8 @@ export interface TextCounterStats {
   tailChars: number;
   /** Times the counter was rewound (message counters). */
   rewinds: number;
+  /** Appends answered by one encode split at the cut (byte-level tokenizers) instead of two. */
+  splitEncodes: number;
 }
 
 /** A streaming text counter (see the file header). */
@@ -277,6 +358,7 @@ export class TextStream {
       committedTokens: 0,
       tailChars: 0,
       rewinds: 0,
+      splitEncodes: 0,
     };
   }
 
@@ -411,12 +493,24 @@ export class TextStream {
     }
     let encoded = 0;
     let segIds: number[] | null = null;
-    if (cut >= 0) {
-      segIds = this.#encodePiece(text, c, cut);
-      encoded += cut - c + (c > 0 ? 1 : 0);
+    let tail: number[] | null = null;
+    if (cut >= 0 && this.#rule.split !== null) {
+      // one encode of text[c, end) split at the cut by the bytes each token stands for
+      const split = this.#splitOnce(text, c, cut);
+      if (split !== null) {
+        [segIds, tail] = split;
+        encoded += text.length - c + (c > 0 ? 1 : 0);
+        this.#stats.splitEncodes++;
+      }
     }
-    const tail = this.#encodePiece(text, tailFrom, text.length);
-    encoded += text.length - tailFrom + (tailFrom > 0 ? 1 : 0);
+    if (tail === null) {
+      if (cut >= 0) {
+        segIds = this.#encodePiece(text, c, cut);
+        encoded += cut - c + (c > 0 ? 1 : 0);
+      }
+      tail = this.#encodePiece(text, tailFrom, text.length);
+      encoded += text.length - tailFrom + (tailFrom > 0 ? 1 : 0);
+    }
     // commit (nothing above changed the counter)
     this.#cutAt.length = keep;
     this.#cutTokens.length = keep;
@@ -439,13 +533,57 @@ export class TextStream {
     st.tailChars = text.length - this.#committedAt();
   }
 
+  /**
+   * The ids of text[from, cut) and text[cut, end) from one encode of text[from, end) (behind its
+   * anchor): the tokens are walked until they stand for exactly the bytes before the cut. Null
+   * (the caller encodes the two pieces apart) when the normalizer could change the bytes before
+   * the cut (non-ASCII text under NFC/NFKC), a token's byte count is ambiguous, or no token ends
+   * exactly at the cut.
+   */
+  #splitOnce(text: string, from: number, cut: number): [number[], number[]] | null {
+    const split = this.#rule.split as TokenSplitter;
+    const start = this.#anchorStart(text, from);
+    const left = text.slice(start, cut);
+    if (split.asciiOnly && !/^[\x00-\x7f]*$/.test(left)) return null;
+    let tokens: string[];
+    try {
+      tokens = split.tokens(text.slice(start));
+    } catch (e) {
+      throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
+    }
+    const target = utf8Length(left);
+    let bytes = 0;
+    let i = 0;
+    while (i < tokens.length && bytes < target) {
+      const b = split.bytesOf(tokens[i] as string);
+      if (b < 0) return null;
+      bytes += b;
+      i++;
+    }
+    if (bytes !== target) return null;
+    const skip = start < from ? this.#anchorCount(text.slice(start, from)) : 0;
+    if (skip > i) return null;
+    const want = this.#limits.ids;
+    const ids = (a: number, b: number): number[] => {
+      const out = new Array<number>(b - a);
+      for (let k = a; k < b; k++) out[k - a] = want ? split.idOf(tokens[k] as string) : 0;
+      return out;
+    };
+    return [ids(skip, i), ids(i, tokens.length)];
+  }
+
+  #anchorStart(text: string, from: number): number {
+    if (from === 0) return 0;
+    const low = text.charCodeAt(from - 1);
+    return from >= 2 && low >= 0xdc00 && low <= 0xdfff ? from - 2 : from - 1;
+  }
+
   /** Ids of text[from, to) as they appear in the whole text, `from` being 0 or a cut. */
   #encodePiece(text: string, from: number, to: number): number[] {
     if (to <= from) return [];
     if (from === 0) return this.#enc.encodeWhole(text.slice(0, to));
     // the anchor is the code point before the cut (two units when it is a surrogate pair)
-    const low = text.charCodeAt(from - 1);
-    const start = from >= 2 && low >= 0xdc00 && low <= 0xdfff ? from - 2 : from - 1;
+    const start = this.#anchorStart(text, from);
     const ids = this.#enc.encodeWhole(text.slice(start, to));
     return ids.slice(this.#anchorCount(text.slice(start, from)));
   }
