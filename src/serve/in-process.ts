@@ -74,6 +74,11 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "tokenizer_info":
     case "vocab":
     case "render_prompt":
+    case "text_counter_open":
+    case "message_counter_open":
+    case "counter_append":
+    case "counter_finish":
+    case "counter_close":
       return tokenizerCall(dt, method, p);
     case "count_message": {
       const o: Record<string, unknown> = {};
