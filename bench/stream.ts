@@ -78,9 +78,12 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
   for (let r = 0; r < o.responses; r++) {
     let s = "";
     let n = 0;
+    let want = o.tokens * 3; // characters to gather before counting: re-estimated from each count
     for (let i = (r * stride) % texts.length; n < o.tokens; i = (i + 1) % texts.length) {
       s += (s === "" ? "" : "\n\n") + (texts[i] as string);
-      if (s.length > o.tokens * 2) n = dt.countText(s);
+      if (s.length < want) continue;
+      n = dt.countText(s);
+      want = Math.ceil((s.length * o.tokens) / Math.max(1, n)) + 1;
     }
     responses.push(s);
     tokens.push(n);
