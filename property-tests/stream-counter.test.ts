@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { Deltatok } from "../src/api/deltatok.js";
 import { toDeltatokError } from "../src/errors.js";
@@ -37,11 +38,11 @@ const PIECES = [
   "0", "42", "2026-11-30", "1234567", "3.14159", "x = [1, 2.5e-3];", "'s", "'", "\"", "{\"a\": 1}", "<", ">", "</", "=>", "...", "---", "```", "**",
 ];
 
-function specials(dt: Deltatok): string[] {
-  return dt
-    .tokenList()
-    .filter((t): t is string => t !== null && /^<.*>$/s.test(t))
-    .slice(0, 60);
+/** Added-token texts of a tokenizer (tokenizer.json): the first and last 30, where most specials are. */
+function addedTexts(name: AnyTokenizerName): string[] {
+  const json = JSON.parse(readFileSync(join(modelsDir(name), "tokenizer.json"), "utf8")) as { added_tokens: Array<{ content: string }> };
+  const all = json.added_tokens.map((t) => t.content);
+  return all.length <= 60 ? all : [...all.slice(0, 30), ...all.slice(-30)];
 }
 
 function textArb(extra: readonly string[]): fc.Arbitrary<string> {
@@ -82,7 +83,7 @@ for (const name of [...TOKENIZER_NAMES, ...EXTRA_TOKENIZER_NAMES]) {
     const counter = dt.textCounter({ ids: true });
     assert.notEqual(counter.stats().mode, "whole", `${name} has a proven cut rule`);
     fc.assert(
-      fc.property(textArb(specials(dt)), cutsArb, (text, lengths) => {
+      fc.property(textArb(addedTexts(name)), cutsArb, (text, lengths) => {
         counter.reset();
         let sofar = "";
         for (const chunk of chunksOf(text, lengths)) {
@@ -96,6 +97,21 @@ for (const name of [...TOKENIZER_NAMES, ...EXTRA_TOKENIZER_NAMES]) {
       }),
       { numRuns: RUNS, seed: SEED },
     );
+  });
+}
+
+for (const name of [...TOKENIZER_NAMES, ...EXTRA_TOKENIZER_NAMES]) {
+  test(`${name}: every added token next to words, spaces and newlines, streamed one unit at a time`, async () => {
+    const dt = await open(name);
+    const counter = dt.textCounter();
+    for (const tok of addedTexts(name)) {
+      const text = `a${tok} hello${tok}\nWorld ${tok}x ${tok}${tok}. 中${tok} end`;
+      counter.reset();
+      for (let i = 0; i < text.length; i++) {
+        const got = counter.append(text[i] as string);
+        assert.equal(got, dt.countText(withoutPendingHigh(text.slice(0, i + 1))), `${JSON.stringify(text.slice(0, i + 1))}`);
+      }
+    }
   });
 }
 

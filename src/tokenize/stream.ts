@@ -13,7 +13,8 @@
  *   is not a letter or an apostrophe; and, for the patterns that try `\s*[\r\n]+` before
  *   `\s+(?!\S)`, a newline followed by an ASCII letter or CJK ideograph;
  * - SentencePiece-style BPE over whole pieces (Llama 2, Gemma, Gemini: spaces replaced by "▁",
- *   no pre-tokenizer): a space after a unit no vocabulary token or merge places before a "▁".
+ *   no pre-tokenizer): a space after a unit no vocabulary token or merge places before a "▁"
+ *   and no added token ends with.
  *
  * No cut is ever taken inside an added token: pairs of units adjacent in any added token's
  * content are excluded. A tokenizer whose pipeline is not one of these (another normalizer,
@@ -239,6 +240,12 @@ function deriveRule(source: EncoderSource): StreamRule {
     if (added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
     const before = spaceMarkPredecessors(tok);
     if (before === null) return whole("the BPE model's tables are not readable");
+    // A piece after an added token starts a new section (Llama 2's Prepend "▁" applies there):
+    // never cut right after a unit an added token can end with, so the anchor is never one.
+    for (const t of added) {
+      const c = typeof t.content === "string" ? t.content : "";
+      if (c.length > 0) before.add(c.charCodeAt(c.length - 1));
+    }
     return {
       mode: "sentencepiece",
       reason: "",
