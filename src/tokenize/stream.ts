@@ -329,12 +329,31 @@ export interface TextCounterStats {
   splitEncodes: number;
 }
 
+/** Tokens of one piece: their number, and their ids when the counter keeps ids. */
+interface Piece {
+  count: number;
+  ids: number[] | null;
+}
+
+/** Where the anchor of a cut at `from` starts (`w` holds the text from `wBase`): the code point before it. */
+function anchorStart(w: string, from: number, wBase: number): number {
+  if (from === 0) return 0;
+  const low = w.charCodeAt(from - 1 - wBase);
+  return from - 2 >= wBase && low >= 0xdc00 && low <= 0xdfff ? from - 2 : from - 1;
+}
+
 /** A streaming text counter (see the file header). */
 export class TextStream {
   readonly #enc: TokenEncoder;
   readonly #rule: StreamRule;
   readonly #limits: StreamLimits;
-  #text = "";
+  /**
+   * The text is `#head + #tail`; `#tail` starts at `#base`, at or before the anchor of the last
+   * checkpoint, so an append reads and copies only the tail (the head is never flattened by it).
+   */
+  #head = "";
+  #tail = "";
+  #base = 0;
   /** A high surrogate held back from the end of the last chunk. */
   #pending = "";
   #finished = false;
@@ -376,7 +395,7 @@ export class TextStream {
 
   /** Characters counted so far (UTF-16 units, a held-back high surrogate excluded). */
   get length(): number {
-    return this.#text.length;
+    return this.#base + this.#tail.length;
   }
 
   get finished(): boolean {
@@ -385,7 +404,7 @@ export class TextStream {
 
   /** The text counted so far. */
   get text(): string {
-    return this.#text;
+    return this.#head + this.#tail;
   }
 
   /** Appends `chunk`; returns the exact count of everything appended so far. */
@@ -400,10 +419,10 @@ export class TextStream {
       s = s.slice(0, -1);
     }
     if (!s.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "chunk contains a lone UTF-16 surrogate", { path: "chunk" });
-    if (this.#text.length + s.length + pending.length > this.#limits.maxChars) {
+    if (this.length + s.length + pending.length > this.#limits.maxChars) {
       throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`, { path: "chunk" });
     }
-    this.#recount(this.#text + s);
+    this.#recount(this.#head, this.#tail + s, this.#base);
     this.#pending = pending;
     return this.count;
   }
@@ -417,7 +436,9 @@ export class TextStream {
 
   /** Forgets the text: the counter counts a new one from nothing. */
   reset(): void {
-    this.#text = "";
+    this.#head = "";
+    this.#tail = "";
+    this.#base = 0;
     this.#pending = "";
     this.#finished = false;
     this.#cutAt.length = 1;
@@ -437,20 +458,25 @@ export class TextStream {
    */
   replaceFrom(offset: number, text: string): number {
     if (this.#finished) throw new DeltatokError("DT_STREAM_FINISHED", "the counter is finished");
-    if (!Number.isInteger(offset) || offset < 0 || offset > this.#text.length) {
-      throw new DeltatokError("DT_INTERNAL", `replaceFrom offset ${offset} outside 0..${this.#text.length}`);
+    const full = this.text;
+    if (!Number.isInteger(offset) || offset < 0 || offset > full.length) {
+      throw new DeltatokError("DT_INTERNAL", `replaceFrom offset ${offset} outside 0..${full.length}`);
     }
     let from = offset;
-    const prev = this.#text.charCodeAt(from - 1);
-    if (from > 0 && from < this.#text.length && prev >= 0xd800 && prev <= 0xdbff) from--;
-    const next = this.#text.slice(0, from) + text;
-    if (!next.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
-    if (next.length > this.#limits.maxChars) throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`);
+    const prev = full.charCodeAt(from - 1);
+    if (from > 0 && from < full.length && prev >= 0xd800 && prev <= 0xdbff) from--;
+    if (from + text.length > this.#limits.maxChars) throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`);
+    // (text before `from` never ends with a high surrogate now: only a leading low one could pair wrongly)
+    const first = text.charCodeAt(0);
+    if (!text.isWellFormed() || (first >= 0xdc00 && first <= 0xdfff)) {
+      throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
+    }
     // keep the checkpoints before `from`: a cut at b is decided by text[b-1] and text[b], both kept
     let keep = this.#cutAt.length;
     while (keep > 1 && (this.#cutAt.data[keep - 1] as number) >= from) keep--;
-    const rewound = from < this.#text.length;
-    this.#recount(next, keep);
+    const rewound = from < full.length;
+    const wBase = anchorStart(full, this.#cutAt.data[keep - 1] as number, 0);
+    this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, keep);
     this.#pending = "";
     if (rewound) this.#stats.rewinds++;
     return this.count;
@@ -477,59 +503,66 @@ export class TextStream {
     return this.#cutAt.data[this.#cutAt.length - 1] as number;
   }
 
-  /** Makes `text` (which extends the committed prefix) the counted text. Atomic: throws before any change. */
-  #recount(text: string, keep = this.#cutAt.length): void {
+  /**
+   * Makes `head + w` the counted text, `w` starting at offset `wBase` (at or before the anchor of
+   * checkpoint `keep - 1`, which it extends). Atomic: throws before any change.
+   */
+  #recount(head: string, w: string, wBase: number, keep = this.#cutAt.length): void {
     const c = this.#cutAt.data[keep - 1] as number;
     const base = this.#cutTokens.data[keep - 1] as number;
+    const end = wBase + w.length;
     let cut = -1;
     if (this.#rule.mode !== "whole") {
-      for (let b = text.length - 1; b > c; b--) {
-        if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) {
+      for (let b = end - 1; b > c; b--) {
+        if (this.#rule.isCut(w.charCodeAt(b - 1 - wBase), w.charCodeAt(b - wBase))) {
           cut = b;
           break;
         }
       }
     }
     const tailFrom = cut < 0 ? c : cut;
-    if (text.length - tailFrom > this.#limits.maxLookBack) {
+    if (end - tailFrom > this.#limits.maxLookBack) {
       throw new DeltatokError(
         "DT_STREAM_LOOKBACK",
-        `the last ${text.length - tailFrom} characters have no safe cut (more than maxLookBack ${this.#limits.maxLookBack}); count the text whole with countText`,
+        `the last ${end - tailFrom} characters have no safe cut (more than maxLookBack ${this.#limits.maxLookBack}); count the text whole with countText`,
         { path: "chunk" },
       );
     }
     let encoded = 0;
-    let segIds: number[] | null = null;
-    let tail: number[] | null = null;
+    let seg: Piece | null = null;
+    let tail: Piece | null = null;
     if (cut >= 0 && this.#rule.split !== null) {
       // one encode of text[c, end) split at the cut by the bytes each token stands for
-      const split = this.#splitOnce(text, c, cut);
+      const split = this.#splitOnce(w, wBase, c, cut);
       if (split !== null) {
-        [segIds, tail] = split;
-        encoded += text.length - c + (c > 0 ? 1 : 0);
+        [seg, tail] = split;
+        encoded += end - c + (c > 0 ? 1 : 0);
         this.#stats.splitEncodes++;
       }
     }
     if (tail === null) {
       if (cut >= 0) {
-        segIds = this.#encodePiece(text, c, cut);
+        seg = this.#encodePiece(w, wBase, c, cut);
         encoded += cut - c + (c > 0 ? 1 : 0);
       }
-      tail = this.#encodePiece(text, tailFrom, text.length);
-      encoded += text.length - tailFrom + (tailFrom > 0 ? 1 : 0);
+      tail = this.#encodePiece(w, wBase, tailFrom, end);
+      encoded += end - tailFrom + (tailFrom > 0 ? 1 : 0);
     }
     // commit (nothing above changed the counter)
     this.#cutAt.length = keep;
     this.#cutTokens.length = keep;
     if (this.#committedIds !== null) this.#committedIds.length = base;
-    if (segIds !== null) {
-      if (this.#committedIds !== null) this.#committedIds.pushAll(segIds);
+    if (seg !== null) {
+      if (this.#committedIds !== null && seg.ids !== null) this.#committedIds.pushAll(seg.ids);
       this.#cutAt.push(cut);
-      this.#cutTokens.push(base + segIds.length);
+      this.#cutTokens.push(base + seg.count);
     }
-    this.#text = text;
-    this.#tailIds = this.#limits.ids ? tail : [];
-    this.#tailCount = tail.length;
+    const newBase = Math.max(wBase, anchorStart(w, this.#committedAt(), wBase));
+    this.#head = newBase > wBase ? head + w.slice(0, newBase - wBase) : head;
+    this.#tail = w.slice(newBase - wBase);
+    this.#base = newBase;
+    this.#tailIds = tail.ids ?? [];
+    this.#tailCount = tail.count;
     const st = this.#stats;
     st.appends++;
     st.charsEncoded += encoded;
@@ -537,7 +570,7 @@ export class TextStream {
     if (encoded > st.maxCharsEncoded) st.maxCharsEncoded = encoded;
     st.committedChars = this.#committedAt();
     st.committedTokens = this.#committed();
-    st.tailChars = text.length - this.#committedAt();
+    st.tailChars = end - this.#committedAt();
   }
 
   /**
@@ -547,14 +580,14 @@ export class TextStream {
    * the cut (non-ASCII text under NFC/NFKC), a token's byte count is ambiguous, or no token ends
    * exactly at the cut.
    */
-  #splitOnce(text: string, from: number, cut: number): [number[], number[]] | null {
+  #splitOnce(w: string, wBase: number, from: number, cut: number): [Piece, Piece] | null {
     const split = this.#rule.split as TokenSplitter;
-    const start = this.#anchorStart(text, from);
-    const left = text.slice(start, cut);
+    const start = anchorStart(w, from, wBase);
+    const left = w.slice(start - wBase, cut - wBase);
     if (split.asciiOnly && !/^[\x00-\x7f]*$/.test(left)) return null;
     let tokens: string[];
     try {
-      tokens = split.tokens(text.slice(start));
+      tokens = split.tokens(w.slice(start - wBase));
     } catch (e) {
       throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
     }
@@ -568,31 +601,25 @@ export class TextStream {
       i++;
     }
     if (bytes !== target) return null;
-    const skip = start < from ? this.#anchorCount(text.slice(start, from)) : 0;
+    const skip = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
     if (skip > i) return null;
-    const want = this.#limits.ids;
-    const ids = (a: number, b: number): number[] => {
-      const out = new Array<number>(b - a);
-      for (let k = a; k < b; k++) out[k - a] = want ? split.idOf(tokens[k] as string) : 0;
-      return out;
+    const piece = (a: number, b: number): Piece => {
+      if (!this.#limits.ids) return { count: b - a, ids: null };
+      const ids = new Array<number>(b - a);
+      for (let k = a; k < b; k++) ids[k - a] = split.idOf(tokens[k] as string);
+      return { count: b - a, ids };
     };
-    return [ids(skip, i), ids(i, tokens.length)];
+    return [piece(skip, i), piece(i, tokens.length)];
   }
 
-  #anchorStart(text: string, from: number): number {
-    if (from === 0) return 0;
-    const low = text.charCodeAt(from - 1);
-    return from >= 2 && low >= 0xdc00 && low <= 0xdfff ? from - 2 : from - 1;
-  }
-
-  /** Ids of text[from, to) as they appear in the whole text, `from` being 0 or a cut. */
-  #encodePiece(text: string, from: number, to: number): number[] {
-    if (to <= from) return [];
-    if (from === 0) return this.#enc.encodeWhole(text.slice(0, to));
+  /** Tokens of text[from, to) as they appear in the whole text, `from` being 0 or a cut (w holds text from wBase). */
+  #encodePiece(w: string, wBase: number, from: number, to: number): Piece {
+    if (to <= from) return { count: 0, ids: this.#limits.ids ? [] : null };
     // the anchor is the code point before the cut (two units when it is a surrogate pair)
-    const start = this.#anchorStart(text, from);
-    const ids = this.#enc.encodeWhole(text.slice(start, to));
-    return ids.slice(this.#anchorCount(text.slice(start, from)));
+    const start = anchorStart(w, from, wBase);
+    const ids = this.#enc.encodeWhole(w.slice(start - wBase, to - wBase));
+    const skip = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
+    return { count: ids.length - skip, ids: this.#limits.ids ? ids.slice(skip) : null };
   }
 
   #anchorCount(anchor: string): number {
