@@ -85,6 +85,13 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
       n = dt.countText(s);
       want = Math.ceil((s.length * o.tokens) / Math.max(1, n)) + 1;
     }
+    // a text much longer than wanted (one huge message) is cut to about o.tokens tokens
+    while (n > o.tokens * 1.25) {
+      let end = Math.floor((s.length * o.tokens) / n);
+      if (/[\ud800-\udbff]/.test(s.charAt(end - 1))) end--;
+      s = s.slice(0, end);
+      n = dt.countText(s);
+    }
     responses.push(s);
     tokens.push(n);
   }
