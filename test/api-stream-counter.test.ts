@@ -56,6 +56,7 @@ for (const spec of ["qwen3", "llama2"]) {
     }
     const s = c.stats();
     assert.ok(worst <= K, `look-back ${worst} > ${K}`);
+    assert.ok(s.maxLookBack <= K && s.maxLookBack >= worst - 1);
     assert.ok(worstLate <= K);
     // in total: the text once plus the look-backs, far from the O(n²) of re-encoding the prefix
     assert.ok(s.charsEncoded <= text.length * 1.5, `${s.charsEncoded} chars encoded for ${text.length}`);

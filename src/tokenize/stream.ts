@@ -318,6 +318,8 @@ export interface TextCounterStats {
   /** Characters handed to the tokenizer by the last append / the largest number by any append. */
   lastCharsEncoded: number;
   maxCharsEncoded: number;
+  /** The largest look-back of an append: characters it encoded beyond those it appended. */
+  maxLookBack: number;
   /** Characters and tokens of the committed prefix. */
   committedChars: number;
   committedTokens: number;
@@ -380,6 +382,7 @@ export class TextStream {
       charsEncoded: 0,
       lastCharsEncoded: 0,
       maxCharsEncoded: 0,
+      maxLookBack: 0,
       committedChars: 0,
       committedTokens: 0,
       tailChars: 0,
@@ -422,7 +425,7 @@ export class TextStream {
     if (this.length + s.length + pending.length > this.#limits.maxChars) {
       throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`, { path: "chunk" });
     }
-    this.#recount(this.#head, this.#tail + s, this.#base);
+    this.#recount(this.#head, this.#tail + s, this.#base, s.length);
     this.#pending = pending;
     return this.count;
   }
@@ -476,7 +479,7 @@ export class TextStream {
     while (keep > 1 && (this.#cutAt.data[keep - 1] as number) >= from) keep--;
     const rewound = from < full.length;
     const wBase = anchorStart(full, this.#cutAt.data[keep - 1] as number, 0);
-    this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, keep);
+    this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, text.length, keep);
     this.#pending = "";
     if (rewound) this.#stats.rewinds++;
     return this.count;
@@ -505,9 +508,10 @@ export class TextStream {
 
   /**
    * Makes `head + w` the counted text, `w` starting at offset `wBase` (at or before the anchor of
-   * checkpoint `keep - 1`, which it extends). Atomic: throws before any change.
+   * checkpoint `keep - 1`, which it extends); `fresh` characters of it are new. Atomic: throws
+   * before any change.
    */
-  #recount(head: string, w: string, wBase: number, keep = this.#cutAt.length): void {
+  #recount(head: string, w: string, wBase: number, fresh: number, keep = this.#cutAt.length): void {
     const c = this.#cutAt.data[keep - 1] as number;
     const base = this.#cutTokens.data[keep - 1] as number;
     const end = wBase + w.length;
@@ -568,6 +572,7 @@ export class TextStream {
     st.charsEncoded += encoded;
     st.lastCharsEncoded = encoded;
     if (encoded > st.maxCharsEncoded) st.maxCharsEncoded = encoded;
+    if (encoded - fresh > st.maxLookBack) st.maxLookBack = encoded - fresh;
     st.committedChars = this.#committedAt();
     st.committedTokens = this.#committed();
     st.tailChars = end - this.#committedAt();
