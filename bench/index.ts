@@ -89,6 +89,13 @@
  *                             variants alternating; corpora: tau-bench, tau2 airline + retail,
  *                             mlcommons SWE-bench (384 conversations; --corpus to override)
  *
+ *   --suite stream            issue 17: 1,000 responses of ~4k tokens (corpus assistant texts, joined)
+ *                             streamed in ~16-token chunks (fixed and random cuts): textCounter vs
+ *                             countText of each final response once vs countText of the prefix at
+ *                             every chunk (O(n²), timed on --sample responses, extrapolated); CPU
+ *                             ms and chars encoded; then messageCounter vs countMessage
+ *   --responses N, --tokens N, --chunk-tokens N, --sample N   stream: defaults 1000, 4000, 16, 20
+ *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain;
  *                             default: the pool's, src/pool/pool.ts defaultWorkerHeapMb)
  *   --cache-mb N              engine cache bound per engine (default 256)
@@ -112,6 +119,7 @@ import { clusterBench } from "./cluster.js";
 import { perWorkerBench, perWorkerChild } from "./per-worker.js";
 import { scheduleBench } from "./schedule.js";
 import { scaleBench } from "./scale.js";
+import { streamBench, streamCorpora } from "./stream.js";
 import { readdirSync } from "node:fs";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
@@ -193,6 +201,10 @@ async function main(): Promise<void> {
       fit: { type: "string" },
       "exact-nodes": { type: "string" },
       out: { type: "string" },
+      responses: { type: "string" },
+      tokens: { type: "string" },
+      "chunk-tokens": { type: "string" },
+      sample: { type: "string" },
     },
   });
   const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
@@ -326,6 +338,17 @@ async function main(): Promise<void> {
     case "scale": {
       const dflt = ["tau-bench-airline-gpt-4o.jsonl", "tau2-airline-claude-sonnet-4-5.jsonl", "tau2-retail-gpt-4.1-mini-toolorchestra.jsonl", "mlcommons-swebench-agentic-coding.jsonl"].map((f) => SHARED_DIR + f);
       result = await scaleBench({ corpora: v.corpus ?? (dflt.every((f) => existsSync(f)) ? dflt : [BUNDLED]), rounds: Number(v.rounds ?? 5), tokenizer: v.tokenizer, date: "2026-11-30" });
+      break;
+    }
+    case "stream": {
+      result = await streamBench({
+        corpora: v.corpus ?? streamCorpora(SHARED_DIR, BUNDLED),
+        engine,
+        responses: positiveInt(v.responses ?? "1000", "--responses"),
+        tokens: positiveInt(v.tokens ?? "4000", "--tokens"),
+        chunkTokens: positiveInt(v["chunk-tokens"] ?? "16", "--chunk-tokens"),
+        sample: positiveInt(v.sample ?? "20", "--sample"),
+      });
       break;
     }
     default:

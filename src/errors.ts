@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   DT_CONTINUE_FINAL_MESSAGE: "continue_final_message: the final message has no text to continue, or the chat template does not render it whole",
   // ---- tokenization / engine ---------------------------------------------------------------
   DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
+  DT_STREAM_FINISHED: "a streaming counter was given text after finish() (reset it, or open another)",
+  DT_STREAM_LOOKBACK: "a streamed text has no safe cut in more than maxLookBack characters (count it whole with countText)",
   // ---- pool and queue ----------------------------------------------------------------------
   DT_WORKER_STARTUP: "a worker failed to load the tokenizer/template or missed its warm-up budget",
   DT_WORKER_CRASHED: "a worker died while holding the item, and the one retry failed too",
@@ -56,6 +58,7 @@ export const ERROR_CODES = {
   DT_UNSUPPORTED_MEDIA_TYPE: "an HTTP request body is not declared as application/json",
   DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout",
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
+  DT_COUNTER_UNKNOWN: "a request names a streaming counter the server does not hold (never opened, finished, evicted, or opened on another connection)",
   // ---- merging shard outputs -----------------------------------------------------------
   DT_SHARD_INVALID: "a file given to merge is not a complete shard output (no shard header or trailer, malformed, or its run was stopped)",
   DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus size or settings (tokenizer, template, date, ...)",

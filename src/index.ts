@@ -23,3 +23,5 @@ export { serve, type ServeOptions, type RunningServer } from "./serve/server.js"
 export { InProcessBackend } from "./serve/in-process.js";
 export { PoolBackend } from "./serve/pool-backend.js";
 export type { Backend } from "./serve/protocol.js";
+export { TextStream, type TextCounterStats } from "./tokenize/stream.js";
+export { MessageCounter, type TextCounter, type TextCounterOptions, type MessageCounterOptions, type MessageDelta, type ToolCallDelta, type StreamedMessage, type MessageCounterStats } from "./api/stream.js";

@@ -37,6 +37,16 @@ import { Vocabulary, type DecodeOptions, type TokenizerInfo } from "./vocabulary
 import type { Pipeline, Prepared } from "./pipeline.js";
 import { buildRollout, readSampled, withoutSampled, type Rollout } from "./rollout.js";
 import { CachedRolloutHost, WholeRolloutHost } from "./rollout-host.js";
+import { streamRuleFor } from "../tokenize/stream.js";
+import {
+  MessageCounter,
+  openTextCounter,
+  readCounterOptions,
+  splitMessageCounterOptions,
+  type MessageCounterOptions,
+  type TextCounter,
+  type TextCounterOptions,
+} from "./stream.js";
 
 /** Result of {@link Deltatok.tokenizePrompt}. */
 export interface PromptResult {
@@ -314,27 +324,63 @@ export class Deltatok {
    */
   countMessage(message: unknown, options?: MessageOptions): number {
     try {
-      const p = checkPromptOptions(options, "countMessage");
-      let m = readMessage(message, "message", this.#opts.maxPromptChars);
-      if (m.content === null || m.content === undefined) m = { ...m, content: "" };
-      const base: PromptOptions = { add_generation_prompt: false, tools: null };
-      if (p.chat_template !== undefined) base.chat_template = p.chat_template;
-      if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
-      if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
-      const withMessage = this.#prepare([USER_EMPTY, m], base, true);
-      const text = this.#render(withMessage);
+      const { text, baseline } = this.#oslRender(message, checkPromptOptions(options, "countMessage"));
       const t0 = performance.now();
       const full = this.#encoder.encodeWhole(text).length;
-      const baseKey = withMessage.key.toString(16);
-      let baseline = this.#oslBaseline.get(baseKey);
-      if (baseline === undefined) {
-        const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base, true));
-        baseline = this.#encoder.encodeWhole(framing).length;
-        if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
-        this.#oslBaseline.set(baseKey, baseline);
-      }
       this.#tokenizeMs += performance.now() - t0;
       return Math.max(0, full - baseline);
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /** countMessage's render of [U, m] and its baseline count (of [U, E]), cached per template and options. */
+  #oslRender(message: unknown, p: PromptOptions): { text: string; baseline: number } {
+    let m = readMessage(message, "message", this.#opts.maxPromptChars);
+    if (m.content === null || m.content === undefined) m = { ...m, content: "" };
+    const base: PromptOptions = { add_generation_prompt: false, tools: null };
+    if (p.chat_template !== undefined) base.chat_template = p.chat_template;
+    if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
+    if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
+    const withMessage = this.#prepare([USER_EMPTY, m], base, true);
+    const text = this.#render(withMessage);
+    const baseKey = withMessage.key.toString(16);
+    let baseline = this.#oslBaseline.get(baseKey);
+    if (baseline === undefined) {
+      const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base, true));
+      const t0 = performance.now();
+      baseline = this.#encoder.encodeWhole(framing).length;
+      this.#tokenizeMs += performance.now() - t0;
+      if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
+      this.#oslBaseline.set(baseKey, baseline);
+    }
+    return { text, baseline };
+  }
+
+  /**
+   * A counter for a text that arrives in chunks: `append(chunk)` returns the exact countText of
+   * everything appended so far, re-encoding only the characters after the last safe cut
+   * (tokenize/stream.ts; api/stream.ts has the options).
+   */
+  textCounter(options?: TextCounterOptions): TextCounter {
+    try {
+      return openTextCounter(this.#encoder, streamRuleFor(this.#loaded), readCounterOptions(options, this.#opts.maxPromptChars, "textCounter"));
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
+  /**
+   * A counter for an assistant message that arrives as OpenAI-style deltas (content,
+   * reasoning_content, tool_calls): `append(delta)` returns the exact countMessage of the
+   * message so far (api/stream.ts).
+   */
+  messageCounter(options?: MessageCounterOptions): MessageCounter {
+    try {
+      const { counter, message } = splitMessageCounterOptions(options);
+      const p = checkPromptOptions(message, "countMessage");
+      const text = openTextCounter(this.#encoder, streamRuleFor(this.#loaded), readCounterOptions(counter, this.#opts.maxPromptChars, "messageCounter"));
+      return new MessageCounter(text, (m) => this.#oslRender(m, p));
     } catch (e) {
       throw toDeltatokError(e);
     }

@@ -76,6 +76,11 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "render_prompt":
     case "fits":
     case "trim_to_fit":
+    case "text_counter_open":
+    case "message_counter_open":
+    case "counter_append":
+    case "counter_finish":
+    case "counter_close":
       return tokenizerCall(dt, method, p);
     case "count_message": {
       const o: Record<string, unknown> = {};

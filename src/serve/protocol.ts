@@ -35,6 +35,13 @@
  * - tokenize_rollout  same params as count_prompt but add_generation_prompt (assistant messages
  *                   may carry sampled_ids, sampled_logprobs) → {sequences: [{ids, mask, logprobs,
  *                   turns}], splits, drift} (src/api/rollout.ts, docs/ROLLOUTS.md)
+ * - text_counter_open {ids?, max_look_back?} → {handle}; message_counter_open {chat_template?,
+ *                   chat_template_kwargs?, parse_tool_arguments?, max_look_back?} → {handle}
+ * - counter_append {handle, chunk} (text) or {handle, delta} (message; an OpenAI-style delta)
+ *                   → {count}: countText / countMessage of everything appended so far
+ * - counter_finish {handle} → {count, stats} (closes it); counter_close {handle} → {closed}
+ *                   Unknown, finished, evicted (LRU past 1,024 open, or 10 min idle) handles:
+ *                   DT_COUNTER_UNKNOWN (src/serve/counters.ts)
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
  * - stats          {} → engine statistics
  * - health         {} → {status: "ok", tokenizer, version, workers}
@@ -77,13 +84,14 @@ import type { TrimOptions } from "../api/budget.js";
 import type { DecodeOptions } from "../api/vocabulary.js";
 import { parseRequestLine } from "./request-json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
+import { COUNTER_METHODS, counterCall, type CounterMethod } from "./counters.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit"];
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS];
 
 /** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
-export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt" | BudgetMethod;
-export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit"]);
+export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt" | BudgetMethod | CounterMethod;
+export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS]);
 /** Context budgets (api/budget.ts); with workers answered by the server thread's engine, like render_prompt. */
 export type BudgetMethod = "fits" | "trim_to_fit";
 
@@ -186,6 +194,8 @@ export function tokenizerCall(dt: Deltatok, method: TokenizerMethod, p: Record<s
     case "fits":
     case "trim_to_fit":
       return budgetCall(dt, method, p);
+    default:
+      return counterCall(dt, method, p);
   }
 }
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ops import PlanGen, prompt_plan, run, run_many, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._transport import HttpTransport, StdioTransport, Transport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._stream import MessageCounter, TextCounter
 
 __all__ = ["DeltatokClient", "DeltatokHttpClient", "ClientBase", "PromptRequest"]
 
@@ -215,6 +218,18 @@ class ClientBase:
     def count_text(self, text: str) -> int:
         """Tokens of plain text (no special tokens)."""
         return self.call("count_text", {"text": text})["count"]
+
+    def text_counter(self, max_look_back: Optional[int] = None) -> "TextCounter":
+        """A streaming counter: ``append(chunk)`` returns count_text of everything appended so far."""
+        from ._stream import TextCounter, text_counter_params
+        return TextCounter(self.call, self.call("text_counter_open", text_counter_params(max_look_back))["handle"])
+
+    def message_counter(self, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                        parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> "MessageCounter":
+        """A streaming counter of an assistant message: ``append(delta)`` returns count_message of the message so far."""
+        from ._stream import MessageCounter, message_counter_params
+        p = message_counter_params(chat_template, chat_template_kwargs, parse_tool_arguments, max_look_back)
+        return MessageCounter(self.call, self.call("message_counter_open", p)["handle"])
 
     def encode_text(self, text: str, add_special_tokens: bool = False) -> List[int]:
         """Token ids of plain text; with add_special_tokens, as a plain transformers encode adds them."""

@@ -367,6 +367,21 @@ class DeltatokTokenizer:
                                          chat_template_kwargs=kw,
                                          parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
 
+    def text_counter(self, max_look_back: Optional[int] = None) -> Any:
+        """A streaming counter: ``append(chunk)`` returns the tokens of everything appended so far
+        (as ``len(encode(text, add_special_tokens=False))``), re-encoding only the last few characters."""
+        return self.client.text_counter(max_look_back)
+
+    def message_counter(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
+                        chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> Any:
+        """A streaming counter of an assistant message: ``append(delta)`` (an OpenAI-style delta)
+        returns ``osl`` of the message so far."""
+        kw = self._template_kwargs(chat_template_kwargs or {})
+        return self.client.message_counter(chat_template=chat_template if chat_template is not None else self._template_override,
+                                           chat_template_kwargs=kw,
+                                           parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments,
+                                           max_look_back=max_look_back)
+
     def tokenize_rollout(self, conversation: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None,
                          chat_template: Optional[str] = None, parse_tool_arguments: Optional[bool] = None, **kwargs: Any) -> Dict[str, Any]:
         """The training sequences of an RL rollout (docs/ROLLOUTS.md): each assistant message's

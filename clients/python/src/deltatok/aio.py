@@ -73,6 +73,16 @@ class _AsyncBase:
     async def count_text(self, text: str) -> int:
         return (await self.acall("count_text", {"text": text}))["count"]
 
+    async def text_counter(self, max_look_back: Optional[int] = None) -> Any:
+        """An AsyncTextCounter: ``await c.append(chunk)`` returns count_text of everything so far."""
+        from ._stream import AsyncTextCounter, text_counter_params
+        return AsyncTextCounter(self.acall, (await self.acall("text_counter_open", text_counter_params(max_look_back)))["handle"])
+
+    async def message_counter(self, **options: Any) -> Any:
+        """An AsyncMessageCounter (options as message_counter's): ``await c.append(delta)``."""
+        from ._stream import AsyncMessageCounter, message_counter_params
+        return AsyncMessageCounter(self.acall, (await self.acall("message_counter_open", message_counter_params(**options)))["handle"])
+
     async def encode_text(self, text: str, add_special_tokens: bool = False) -> List[int]:
         return (await self.acall("encode_text", {"text": text, "add_special_tokens": add_special_tokens}))["ids"]
 
@@ -253,6 +263,17 @@ class AsyncDeltatokTokenizer:
                            **kwargs: Any) -> List[str]:
         req = self._tok.decode_request(list(sequences), skip_special_tokens, clean_up_tokenization_spaces, False)
         return req.finish(await self._execute(req.plans))
+
+    async def text_counter(self, max_look_back: Optional[int] = None) -> Any:
+        """An AsyncTextCounter (see DeltatokTokenizer.text_counter)."""
+        return await self.client.text_counter(max_look_back)
+
+    async def message_counter(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
+                              max_look_back: Optional[int] = None) -> Any:
+        """An AsyncMessageCounter (see DeltatokTokenizer.message_counter)."""
+        kw = self._tok._template_kwargs(chat_template_kwargs or {})
+        pta = self._tok._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments
+        return await self.client.message_counter(chat_template_kwargs=kw, parse_tool_arguments=bool(pta), max_look_back=max_look_back)
 
     async def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None,
                   parse_tool_arguments: Optional[bool] = None) -> int:

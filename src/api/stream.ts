@@ -1,0 +1,247 @@
+/**
+ * Streaming counters of the public API: options, the text counter, and the message counter for
+ * an assistant message that arrives as OpenAI-style deltas.
+ *
+ * The message counter renders the message so far as countMessage does ([U, m] through the chat
+ * template), finds the first character where the render differs from the previous one, and
+ * rewinds its text counter (tokenize/stream.ts) to the last safe cut before it: a render that
+ * grows only near its end costs about the new characters to encode, one render of the message
+ * and one comparison of the two renders. A template that rewrites earlier text (strips, moves
+ * reasoning) only moves the first difference back: the count stays exact.
+ *
+ * Layer: api.
+ */
+import { DeltatokError } from "../errors.js";
+import { TextStream, type StreamRule, type TextCounterStats } from "../tokenize/stream.js";
+import type { TokenEncoder } from "../tokenize/encoder.js";
+import type { MessageOptions } from "./options.js";
+
+/** Options of {@link Deltatok.textCounter}. */
+export interface TextCounterOptions {
+  /** Keep the token ids (`ids()`); costs 4 bytes per token. @defaultValue false */
+  ids?: boolean;
+  /**
+   * Most characters the counter re-encodes after its last safe cut. An append that would leave
+   * a longer uncut tail (one enormous word, a run of punctuation) fails DT_STREAM_LOOKBACK and
+   * leaves the counter unchanged; at most maxPromptChars.
+   * @defaultValue 65536
+   */
+  maxLookBack?: number;
+}
+
+/** Options of {@link Deltatok.messageCounter}: countMessage's, plus the counter's. */
+export type MessageCounterOptions = MessageOptions & TextCounterOptions;
+
+/** The text counter: `append(chunk)`, `finish()`, `count`, `length`, `text`, `reset()`, `ids()`, `stats()`. */
+export type TextCounter = TextStream;
+
+export const DEFAULT_MAX_LOOKBACK = 65_536;
+
+/** Validated counter options. */
+export interface CounterSettings {
+  ids: boolean;
+  maxLookBack: number;
+  maxChars: number;
+}
+
+export function readCounterOptions(options: unknown, maxChars: number, method: string): CounterSettings {
+  if (options === undefined || options === null) return { ids: false, maxLookBack: Math.min(DEFAULT_MAX_LOOKBACK, maxChars), maxChars };
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `${method} options must be an object`, { path: "options" });
+  }
+  const o = options as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (k !== "ids" && k !== "maxLookBack") throw new DeltatokError("DT_INVALID_OPTION", `${method}: unknown option ${k}`, { path: `options.${k}` });
+  }
+  if (o.ids !== undefined && typeof o.ids !== "boolean") throw new DeltatokError("DT_INVALID_OPTION", "ids must be a boolean", { path: "options.ids" });
+  const lb = o.maxLookBack ?? Math.min(DEFAULT_MAX_LOOKBACK, maxChars);
+  if (typeof lb !== "number" || !Number.isInteger(lb) || lb < 1 || lb > maxChars) {
+    throw new DeltatokError("DT_INVALID_OPTION", `maxLookBack must be an integer in 1..${maxChars}`, { path: "options.maxLookBack" });
+  }
+  return { ids: o.ids === true, maxLookBack: lb, maxChars };
+}
+
+export function openTextCounter(encoder: TokenEncoder, rule: StreamRule, s: CounterSettings): TextCounter {
+  warnWhole(rule);
+  return new TextStream(encoder, rule, { maxChars: s.maxChars, maxLookBack: s.maxLookBack, ids: s.ids });
+}
+
+const warned = new WeakSet<StreamRule>();
+/** A tokenizer without a proven cut rule counts streams whole: said once per tokenizer. */
+function warnWhole(rule: StreamRule): void {
+  if (rule.mode !== "whole" || warned.has(rule)) return;
+  warned.add(rule);
+  process.emitWarning(`streaming counters of this tokenizer re-encode the whole text on every append (${rule.reason})`, { code: "DELTATOK_STREAM_WHOLE" });
+}
+
+/** Splits messageCounter's options into the counter's and countMessage's. */
+export function splitMessageCounterOptions(options: unknown): { counter: TextCounterOptions | undefined; message: MessageOptions | undefined } {
+  if (options === undefined || options === null) return { counter: undefined, message: undefined };
+  if (typeof options !== "object" || Array.isArray(options)) throw new DeltatokError("DT_INVALID_OPTION", "messageCounter options must be an object", { path: "options" });
+  const counter: Record<string, unknown> = {};
+  const message: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) (k === "ids" || k === "maxLookBack" ? counter : message)[k] = v;
+  return { counter: counter as TextCounterOptions, message: message as MessageOptions };
+}
+
+/** One streamed piece of a tool call (OpenAI `choices[].delta.tool_calls[]`). */
+export interface ToolCallDelta {
+  /** Which tool call this piece belongs to (0, 1, ...); a new index opens a new call. */
+  index: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/** One streamed delta of an assistant message (OpenAI `choices[].delta`; `role` is ignored). */
+export interface MessageDelta {
+  role?: string;
+  content?: string | null;
+  reasoning_content?: string | null;
+  tool_calls?: ToolCallDelta[] | null;
+}
+
+interface ToolCallSoFar {
+  id?: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
+
+/** The assistant message a stream of deltas has built so far. */
+export interface StreamedMessage {
+  role: "assistant";
+  content: string;
+  reasoning_content?: string;
+  tool_calls?: ToolCallSoFar[];
+}
+
+export interface MessageCounterStats extends TextCounterStats {
+  /** Characters of every render the counter made (the O(message) part of each append). */
+  renderChars: number;
+  /** Characters of the renders before their first difference from the previous render (compared, not encoded). */
+  unchangedChars: number;
+}
+
+const MAX_TOOL_CALLS = 1024;
+
+const str = (v: unknown, path: string): string => {
+  if (typeof v !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${path} must be a string`, { path });
+  return v;
+};
+
+/** Counts an assistant message as it streams (see the file header). */
+export class MessageCounter {
+  readonly #text: TextStream;
+  readonly #render: (m: StreamedMessage) => { text: string; baseline: number };
+  #content = "";
+  #reasoning: string | null = null;
+  readonly #calls: ToolCallSoFar[] = [];
+  #baseline = 0;
+  #count = 0;
+  #renderChars = 0;
+  #unchanged = 0;
+  #started = false;
+
+  constructor(text: TextStream, render: (m: StreamedMessage) => { text: string; baseline: number }) {
+    this.#text = text;
+    this.#render = render;
+  }
+
+  /** countMessage of the message so far. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** The message the deltas have built so far (a copy). */
+  message(): StreamedMessage {
+    const m: StreamedMessage = { role: "assistant", content: this.#content };
+    if (this.#reasoning !== null) m.reasoning_content = this.#reasoning;
+    if (this.#calls.length > 0) m.tool_calls = this.#calls.map((c) => ({ ...c, function: { ...c.function } }));
+    return m;
+  }
+
+  /** Applies one delta; returns the exact countMessage of the message so far. Atomic: a bad delta changes nothing. */
+  append(delta: unknown): number {
+    if (this.#text.finished) throw new DeltatokError("DT_STREAM_FINISHED", "the counter is finished");
+    if (typeof delta !== "object" || delta === null || Array.isArray(delta)) {
+      throw new DeltatokError("DT_INVALID_REQUEST", "a message delta must be an object", { path: "delta" });
+    }
+    const d = delta as Record<string, unknown>;
+    let content = this.#content;
+    let reasoning = this.#reasoning;
+    const calls = this.#calls.map((c) => ({ ...c, function: { ...c.function } }));
+    for (const [k, v] of Object.entries(d)) {
+      if (v === undefined || v === null) continue;
+      if (k === "content") content += str(v, "delta.content");
+      else if (k === "reasoning_content") reasoning = (reasoning ?? "") + str(v, "delta.reasoning_content");
+      else if (k === "tool_calls") applyToolCalls(calls, v);
+      else if (k !== "role") throw new DeltatokError("DT_INVALID_REQUEST", `unknown delta field ${k}`, { path: `delta.${k}` });
+    }
+    const m: StreamedMessage = { role: "assistant", content };
+    if (reasoning !== null) m.reasoning_content = reasoning;
+    if (calls.length > 0) m.tool_calls = calls;
+    const { text, baseline } = this.#render(m);
+    const prev = this.#text.text;
+    const same = this.#started ? commonPrefix(prev, text) : 0;
+    const n = this.#started && same === prev.length && same === text.length ? this.#text.count : this.#text.replaceFrom(same, text.slice(same));
+    this.#started = true;
+    this.#content = content;
+    this.#reasoning = reasoning;
+    this.#calls.length = 0;
+    this.#calls.push(...calls);
+    this.#baseline = baseline;
+    this.#renderChars += text.length;
+    this.#unchanged += same;
+    this.#count = Math.max(0, n - this.#baseline);
+    return this.#count;
+  }
+
+  /** The final count; the counter takes no more deltas. */
+  finish(): number {
+    if (!this.#started) this.append({});
+    this.#text.finish();
+    return this.#count;
+  }
+
+  stats(): MessageCounterStats {
+    return { ...this.#text.stats(), renderChars: this.#renderChars, unchangedChars: this.#unchanged };
+  }
+}
+
+function applyToolCalls(calls: ToolCallSoFar[], v: unknown): void {
+  if (!Array.isArray(v)) throw new DeltatokError("DT_INVALID_TOOL_CALLS", "delta.tool_calls must be a list", { path: "delta.tool_calls" });
+  v.forEach((raw: unknown, i: number) => {
+    const path = `delta.tool_calls[${i}]`;
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new DeltatokError("DT_INVALID_TOOL_CALLS", "a tool-call delta must be an object", { path });
+    const t = raw as Record<string, unknown>;
+    const index = t.index ?? calls.length - (calls.length > 0 ? 1 : 0);
+    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index > calls.length || index >= MAX_TOOL_CALLS) {
+      throw new DeltatokError("DT_INVALID_TOOL_CALLS", `tool-call index must be an integer in 0..${calls.length}`, { path: `${path}.index` });
+    }
+    let call = calls[index];
+    if (call === undefined) {
+      call = { type: "function", function: { name: "", arguments: "" } };
+      calls.push(call);
+    }
+    if (t.id !== undefined && t.id !== null) call.id = str(t.id, `${path}.id`);
+    if (t.type !== undefined && t.type !== null) call.type = str(t.type, `${path}.type`);
+    const f = t.function;
+    if (f !== undefined && f !== null) {
+      if (typeof f !== "object" || Array.isArray(f)) throw new DeltatokError("DT_INVALID_TOOL_CALLS", "function must be an object", { path: `${path}.function` });
+      const fn = f as Record<string, unknown>;
+      if (fn.name !== undefined && fn.name !== null) call.function.name += str(fn.name, `${path}.function.name`);
+      if (fn.arguments !== undefined && fn.arguments !== null) call.function.arguments += str(fn.arguments, `${path}.function.arguments`);
+    }
+  });
+}
+
+/** Length of the common prefix of a and b. */
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  // compare in blocks first: most of two successive renders is the same
+  const BLOCK = 256;
+  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}

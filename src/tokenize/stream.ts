@@ -1,0 +1,638 @@
+/**
+ * Counting a text that grows at its end (a streamed response), exactly, re-encoding only the
+ * characters after the last safe cut.
+ *
+ * A cut is a position b of the text at which every continuation of `text[0, b+1)` is tokenized
+ * as the tokens of `text[0, b)` alone followed by tokens that depend only on `text[b-1, ...)`.
+ * Whether b is a cut is decided from the pair of UTF-16 units (text[b-1], text[b]) alone, by a
+ * rule proven for each family of tokenizer pipelines (DESIGN.md, "Streaming counts", has the
+ * argument per family):
+ *
+ * - byte-level BPE behind a known split pattern (Qwen, Llama 3, GPT-4o / o200k, cl100k,
+ *   DeepSeek-V3, GPT-2's): an ASCII letter or CJK ideograph followed by an ASCII character that
+ *   is not a letter or an apostrophe; and, for the patterns that try `\s*[\r\n]+` before
+ *   `\s+(?!\S)`, a newline followed by an ASCII letter or CJK ideograph;
+ * - SentencePiece-style BPE over whole pieces (Llama 2, Gemma, Gemini: spaces replaced by "▁",
+ *   no pre-tokenizer): a space after a unit no vocabulary token or merge places before a "▁"
+ *   and no added token ends with.
+ *
+ * No cut is ever taken inside an added token: pairs of units adjacent in any added token's
+ * content are excluded. A tokenizer whose pipeline is not one of these (another normalizer,
+ * pre-tokenizer, model or added-token flags) gets no rule: its counter re-encodes the whole
+ * text on every append ("whole" mode), exact and slow, reported in stats and warned once.
+ *
+ * The counter keeps the committed prefix `text[0, c)` as a token count (and ids when asked)
+ * and re-encodes, per append, the text from c: once up to the newest cut (committed) and once
+ * after it (the tail). A piece that starts at a cut is encoded behind its anchor, the unit just
+ * before the cut, whose own count is subtracted, so start-of-text effects (SentencePiece's
+ * prepended "▁") see the context they see in the whole text.
+ *
+ * Layer: tokenize.
+ */
+import { DeltatokError } from "../errors.js";
+import { U32List, type EncoderSource, type TokenEncoder } from "./encoder.js";
+
+/** How a tokenizer's stream is cut. */
+export interface StreamRule {
+  /** "regex" and "sentencepiece" have a proven cut rule; "whole" re-encodes everything. */
+  readonly mode: "regex" | "sentencepiece" | "whole";
+  /** Why the mode is "whole" (the first unrecognized part of the pipeline); "" otherwise. */
+  readonly reason: string;
+  /** Whether a cut lies between units `prev` and `next`. */
+  isCut(prev: number, next: number): boolean;
+  /**
+   * Byte-level tokenizers only: the token strings of a text (the tokenizer's own `encode_text`,
+   * whose length is the count) and how many UTF-8 bytes of input each stands for, so one encode
+   * can be split at a cut (see TextStream#recount). Null when not available.
+   */
+  readonly split: TokenSplitter | null;
+}
+
+/** Token strings of a byte-level tokenizer, with the input bytes each covers. */
+export interface TokenSplitter {
+  tokens(text: string): string[];
+  /** UTF-8 bytes of input `token` stands for; -1 when that is ambiguous. */
+  bytesOf(token: string): number;
+  /** Id of a token string (as the tokenizer's `encode` maps it). */
+  idOf(token: string): number;
+  /** Whether the normalizer leaves every ASCII text unchanged and only ASCII is split this way. */
+  readonly asciiOnly: boolean;
+}
+
+// The split patterns the regex rule is proven for, exactly as tokenizer.json spells them.
+const QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const CL100K = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const O200K =
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" +
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" +
+  "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const DEEPSEEK_DIGITS = "\\p{N}{1,3}";
+const DEEPSEEK_CJK = "[一-龥぀-ゟ゠-ヿ]+";
+const DEEPSEEK_MAIN =
+  "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+/** ByteLevel's own pattern when `use_regex` is true (GPT-2's). */
+const GPT2 = "gpt2";
+
+/** Pattern sequences (Split patterns in order, then ByteLevel's own when it splits) with a proof. */
+const KNOWN_SPLITS: ReadonlyArray<{ patterns: readonly string[]; newlineRule: boolean }> = [
+  { patterns: [QWEN2], newlineRule: true },
+  { patterns: [CL100K], newlineRule: true },
+  { patterns: [O200K], newlineRule: true },
+  { patterns: [DEEPSEEK_DIGITS, DEEPSEEK_CJK, DEEPSEEK_MAIN], newlineRule: true },
+  // no `\s*[\r\n]+` alternative: `\s+(?!\S)` reads past a newline run, so only the letter rule
+  { patterns: [GPT2], newlineRule: false },
+];
+
+const SPACE_MARK = 0x2581; // "▁"
+
+type Json = Record<string, unknown>;
+
+const isAsciiLetter = (u: number): boolean => (u >= 0x41 && u <= 0x5a) || (u >= 0x61 && u <= 0x7a);
+/** CJK Unified Ideographs as far as DeepSeek-V3's CJK split reaches (一-龥): letters, NFC/NFKC-stable, never composed. */
+const isCjk = (u: number): boolean => u >= 0x4e00 && u <= 0x9fa5;
+/** ASCII, not a letter, not an apostrophe (which starts a contraction suffix). */
+const isAsciiBreak = (u: number): boolean => u < 0x80 && !isAsciiLetter(u) && u !== 0x27;
+
+function whole(reason: string): StreamRule {
+  return { mode: "whole", reason, isCut: () => false, split: null };
+}
+
+/** The characters of ByteLevel's byte alphabet (GPT-2's printable stand-ins for the 256 bytes). */
+function byteAlphabet(): Set<number> {
+  const out = new Set<number>();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    out.add(printable ? b : 256 + extra++);
+  }
+  return out;
+}
+
+const utf8Length = (s: string): number => {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < 0x80) n += 1;
+    else if (u < 0x800) n += 2;
+    else if (u >= 0xd800 && u <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+};
+
+/**
+ * The byte-level splitter of @huggingface/tokenizers' Tokenizer: `encode_text` (what `encode`
+ * returns as `tokens` without special tokens), `added_tokens_map`, `model.tokens_to_ids`. A model
+ * token string is one alphabet character per input byte; an added token stands for its content.
+ * A string that could be either, with different byte counts, is ambiguous (-1).
+ */
+function byteLevelSplitter(tok: Json, identityNormalizer: boolean): TokenSplitter | null {
+  const encodeText = tok.encode_text;
+  const added = tok.added_tokens_map;
+  const model = tok.model as Json | undefined;
+  const vocab = model?.tokens_to_ids;
+  if (typeof encodeText !== "function" || !(added instanceof Map) || !(vocab instanceof Map)) return null;
+  const unk = typeof model?.unk_token_id === "number" ? model.unk_token_id : undefined;
+  const alphabet = byteAlphabet();
+  const inAlphabet = (t: string): boolean => {
+    for (let i = 0; i < t.length; i++) if (!alphabet.has(t.charCodeAt(i))) return false;
+    return true;
+  };
+  return {
+    tokens: (text) => encodeText.call(tok, text) as string[],
+    bytesOf: (t) => {
+      if (!added.has(t)) return t.length;
+      const asAdded = utf8Length(t);
+      return inAlphabet(t) && asAdded !== t.length ? -1 : asAdded;
+    },
+    idOf: (t) => {
+      const a = added.get(t) as { id?: unknown } | undefined;
+      const id = typeof a?.id === "number" ? a.id : (vocab.get(t) as number | undefined) ?? unk;
+      if (id === undefined) throw new DeltatokError("DT_TOKENIZE_FAILED", `token ${JSON.stringify(t)} has no id`);
+      return id;
+    },
+    asciiOnly: !identityNormalizer,
+  };
+}
+
+/** Pairs of units adjacent in an added token's content, as prev * 65536 + next. */
+function addedPairs(added: readonly Json[]): Set<number> {
+  const pairs = new Set<number>();
+  for (const t of added) {
+    const c = typeof t.content === "string" ? t.content : "";
+    for (let i = 1; i < c.length; i++) pairs.add(c.charCodeAt(i - 1) * 65536 + c.charCodeAt(i));
+  }
+  return pairs;
+}
+
+/** Split patterns (and ByteLevel's own) in pipeline order, or a reason they are not plain. */
+function splitPatterns(pre: Json | null): string[] | string {
+  if (pre === null) return "no pre-tokenizer";
+  const parts = pre.type === "Sequence" && Array.isArray(pre.pretokenizers) ? (pre.pretokenizers as Json[]) : [pre];
+  const out: string[] = [];
+  let byteLevel = false;
+  for (const p of parts) {
+    if (p.type === "Split") {
+      const pat = p.pattern as Json | undefined;
+      const isolatedOrKept = (p.behavior === "Isolated" && p.invert === false) || (p.behavior === "Removed" && p.invert === true);
+      if (byteLevel || typeof pat?.Regex !== "string" || !isolatedOrKept) return "a Split pre-tokenizer of another shape";
+      out.push(pat.Regex);
+    } else if (p.type === "ByteLevel") {
+      if (byteLevel || p.add_prefix_space === true) return "a ByteLevel pre-tokenizer that adds a prefix space";
+      byteLevel = true;
+      if (p.use_regex !== false) out.push(GPT2);
+    } else return `pre-tokenizer ${String(p.type)}`;
+  }
+  return byteLevel ? out : "no ByteLevel pre-tokenizer";
+}
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The SentencePiece normalizer shapes: Replace " " → "▁", optionally after Prepend "▁". */
+function isSpaceMarkNormalizer(n: Json | null): boolean {
+  if (n === null) return false;
+  const isReplace = (x: Json) => x.type === "Replace" && (x.pattern as Json | undefined)?.String === " " && x.content === "▁";
+  if (isReplace(n)) return true;
+  if (n.type !== "Sequence" || !Array.isArray(n.normalizers)) return false;
+  const parts = n.normalizers as Json[];
+  return parts.length === 2 && parts[0]?.type === "Prepend" && parts[0]?.prepend === "▁" && isReplace(parts[1] as Json);
+}
+
+const RULES = new WeakMap<object, StreamRule>();
+
+/** The cut rule of a loaded tokenizer (computed once per tokenizer object). */
+export function streamRuleFor(source: EncoderSource): StreamRule {
+  let rule = RULES.get(source.tokenizer);
+  if (rule === undefined) {
+    rule = deriveRule(source);
+    RULES.set(source.tokenizer, rule);
+  }
+  return rule;
+}
+
+function deriveRule(source: EncoderSource): StreamRule {
+  const json = source.tokenizerJson as unknown as Json;
+  const tok = source.tokenizer as unknown as Json;
+  const added = (json.added_tokens as Json[] | undefined) ?? [];
+  if (added.some((t) => t.lstrip === true || t.rstrip === true || t.single_word === true)) return whole("an added token strips or matches single words");
+  if (tok.remove_space === true || tok.do_lowercase_and_remove_accent === true) return whole("the tokenizer config rewrites spaces or case");
+  const model = json.model as Json;
+  if (model.type !== "BPE") return whole(`model ${String(model.type)}`);
+  if ((model.dropout !== null && model.dropout !== undefined) || model.continuing_subword_prefix || model.end_of_word_suffix) {
+    return whole("a BPE model with dropout or subword affixes");
+  }
+  const normalizer = (json.normalizer as Json | null | undefined) ?? null;
+  const identity = normalizer === null || (normalizer.type === "Sequence" && Array.isArray(normalizer.normalizers) && normalizer.normalizers.length === 0);
+  if (added.some((t) => t.normalized === true) && !identity && !isSpaceMarkNormalizer(normalizer)) {
+    return whole("an added token is matched after a normalizer");
+  }
+  const pairs = addedPairs(added);
+  const pre = (json.pre_tokenizer as Json | null | undefined) ?? null;
+
+  if (isSpaceMarkNormalizer(normalizer)) {
+    // no pre-tokenizer, or Gemma's Split on " ", a no-op once every space is "▁"
+    const preOk =
+      pre === null ||
+      (pre.type === "Split" && (pre.pattern as Json | undefined)?.String === " " && pre.behavior === "MergedWithPrevious" && pre.invert === false);
+    if (!preOk) return whole("a pre-tokenizer after the SentencePiece normalizer");
+    if (added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
+    const before = spaceMarkPredecessors(tok);
+    if (before === null) return whole("the BPE model's tables are not readable");
+    // A piece after an added token starts a new section (Llama 2's Prepend "▁" applies there):
+    // never cut right after a unit an added token can end with, so the anchor is never one.
+    for (const t of added) {
+      const c = typeof t.content === "string" ? t.content : "";
+      if (c.length > 0) before.add(c.charCodeAt(c.length - 1));
+    }
+    return {
+      mode: "sentencepiece",
+      reason: "",
+      split: null,
+      isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
+    };
+  }
+
+  if (!identity && normalizer.type !== "NFC" && normalizer.type !== "NFKC") return whole(`normalizer ${String(normalizer.type)}`);
+  const splits = splitPatterns(pre);
+  if (typeof splits === "string") return whole(splits);
+  const known = KNOWN_SPLITS.find((k) => sameList(k.patterns, splits));
+  if (known === undefined) return whole("a split pattern without a proven cut rule");
+  const newline = known.newlineRule;
+  return {
+    mode: "regex",
+    reason: "",
+    split: byteLevelSplitter(tok, identity),
+    isCut: (prev, next) => {
+      if (pairs.has(prev * 65536 + next)) return false;
+      if ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) return true;
+      return newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next));
+    },
+  };
+}
+
+/**
+ * Units that precede "▁" inside some vocabulary token or merge result of the runtime BPE model
+ * (`tokens_to_ids`, `bpe_ranks` of @huggingface/tokenizers); null when the tables are not there.
+ */
+function spaceMarkPredecessors(tok: Json): Set<number> | null {
+  const model = tok.model as Json | undefined;
+  const vocab = model?.tokens_to_ids;
+  const ranks = model?.bpe_ranks;
+  if (!(vocab instanceof Map) || !(ranks instanceof Map)) return null;
+  const out = new Set<number>();
+  const scan = (s: string): void => {
+    for (let i = s.indexOf("▁", 1); i > 0; i = s.indexOf("▁", i + 1)) out.add(s.charCodeAt(i - 1));
+  };
+  for (const k of vocab.keys()) if (typeof k === "string") scan(k);
+  for (const k of ranks.keys()) {
+    if (typeof k !== "string") continue;
+    const pair = JSON.parse(k) as unknown;
+    if (Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "string") scan(pair[0] + pair[1]);
+  }
+  return out;
+}
+
+/** Limits of one counter. */
+export interface StreamLimits {
+  /** Most characters a counter may hold (the library's maxPromptChars). */
+  maxChars: number;
+  /**
+   * Most characters re-encoded after the last cut: an append that would leave a longer uncut
+   * tail fails DT_STREAM_LOOKBACK and leaves the counter as it was.
+   */
+  maxLookBack: number;
+  /** Keep token ids (committed and tail). */
+  ids: boolean;
+}
+
+/** Work and state of one counter. */
+export interface TextCounterStats {
+  mode: StreamRule["mode"];
+  /** Why mode is "whole"; "" otherwise. */
+  reason: string;
+  appends: number;
+  /** Characters handed to the tokenizer in total (anchors included). */
+  charsEncoded: number;
+  /** Characters handed to the tokenizer by the last append / the largest number by any append. */
+  lastCharsEncoded: number;
+  maxCharsEncoded: number;
+  /** The largest look-back of an append: characters it encoded beyond those it appended. */
+  maxLookBack: number;
+  /** Characters and tokens of the committed prefix. */
+  committedChars: number;
+  committedTokens: number;
+  /** Characters after the last cut (re-encoded by the next append). */
+  tailChars: number;
+  /** Times the counter was rewound (message counters). */
+  rewinds: number;
+  /** Appends answered by one encode split at the cut (byte-level tokenizers) instead of two. */
+  splitEncodes: number;
+}
+
+/** Tokens of one piece: their number, and their ids when the counter keeps ids. */
+interface Piece {
+  count: number;
+  ids: number[] | null;
+}
+
+/** Where the anchor of a cut at `from` starts (`w` holds the text from `wBase`): the code point before it. */
+function anchorStart(w: string, from: number, wBase: number): number {
+  if (from === 0) return 0;
+  const low = w.charCodeAt(from - 1 - wBase);
+  return from - 2 >= wBase && low >= 0xdc00 && low <= 0xdfff ? from - 2 : from - 1;
+}
+
+/** A streaming text counter (see the file header). */
+export class TextStream {
+  readonly #enc: TokenEncoder;
+  readonly #rule: StreamRule;
+  readonly #limits: StreamLimits;
+  /**
+   * The text is `#head + #tail`; `#tail` starts at `#base`, at or before the anchor of the last
+   * checkpoint, so an append reads and copies only the tail (the head is never flattened by it).
+   */
+  #head = "";
+  #tail = "";
+  #base = 0;
+  /** A high surrogate held back from the end of the last chunk. */
+  #pending = "";
+  #finished = false;
+  /** Checkpoints: committed offsets (ascending, first is 0) and the tokens before each. */
+  #cutAt = new U32List(16);
+  #cutTokens = new U32List(16);
+  #committedIds: U32List | null;
+  #tailIds: number[] = [];
+  #tailCount = 0;
+  readonly #anchorCounts = new Map<string, number>();
+  #stats: TextCounterStats;
+
+  constructor(encoder: TokenEncoder, rule: StreamRule, limits: StreamLimits) {
+    this.#enc = encoder;
+    this.#rule = rule;
+    this.#limits = limits;
+    this.#committedIds = limits.ids ? new U32List(256) : null;
+    this.#cutAt.push(0);
+    this.#cutTokens.push(0);
+    this.#stats = {
+      mode: rule.mode,
+      reason: rule.reason,
+      appends: 0,
+      charsEncoded: 0,
+      lastCharsEncoded: 0,
+      maxCharsEncoded: 0,
+      maxLookBack: 0,
+      committedChars: 0,
+      committedTokens: 0,
+      tailChars: 0,
+      rewinds: 0,
+      splitEncodes: 0,
+    };
+  }
+
+  /** Exact token count of everything appended so far (a held-back high surrogate excluded). */
+  get count(): number {
+    return this.#committed() + this.#tailCount;
+  }
+
+  /** Characters counted so far (UTF-16 units, a held-back high surrogate excluded). */
+  get length(): number {
+    return this.#base + this.#tail.length;
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** The text counted so far. */
+  get text(): string {
+    return this.#head + this.#tail;
+  }
+
+  /** Appends `chunk`; returns the exact count of everything appended so far. */
+  append(chunk: unknown): number {
+    if (this.#finished) throw new DeltatokError("DT_STREAM_FINISHED", "the counter is finished; reset() it to count another text");
+    if (typeof chunk !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `chunk must be a string, got ${chunk === null ? "null" : typeof chunk}`, { path: "chunk" });
+    let s = this.#pending + chunk;
+    let pending = "";
+    const last = s.charCodeAt(s.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      pending = s.slice(-1);
+      s = s.slice(0, -1);
+    }
+    if (!s.isWellFormed()) throw new DeltatokError("DT_LONE_SURROGATE", "chunk contains a lone UTF-16 surrogate", { path: "chunk" });
+    if (this.length + s.length + pending.length > this.#limits.maxChars) {
+      throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`, { path: "chunk" });
+    }
+    this.#recount(this.#head, this.#tail + s, this.#base, s.length);
+    this.#pending = pending;
+    return this.count;
+  }
+
+  /** The final count; the counter takes no more text until reset. A held-back half pair fails DT_LONE_SURROGATE. */
+  finish(): number {
+    if (this.#pending !== "") throw new DeltatokError("DT_LONE_SURROGATE", "the text ends with a lone high surrogate", { path: "chunk" });
+    this.#finished = true;
+    return this.count;
+  }
+
+  /** Forgets the text: the counter counts a new one from nothing. */
+  reset(): void {
+    this.#head = "";
+    this.#tail = "";
+    this.#base = 0;
+    this.#pending = "";
+    this.#finished = false;
+    this.#cutAt.length = 1;
+    this.#cutTokens.length = 1;
+    if (this.#committedIds !== null) this.#committedIds.length = 0;
+    this.#tailIds = [];
+    this.#tailCount = 0;
+    this.#stats.committedChars = 0;
+    this.#stats.committedTokens = 0;
+    this.#stats.tailChars = 0;
+  }
+
+  /**
+   * Replaces the text from `offset` on with `text` (a render that changed there), reusing the
+   * checkpoints before `offset`; returns the new count. Offsets inside a surrogate pair move
+   * back to its start.
+   */
+  replaceFrom(offset: number, text: string): number {
+    if (this.#finished) throw new DeltatokError("DT_STREAM_FINISHED", "the counter is finished");
+    const full = this.text;
+    if (!Number.isInteger(offset) || offset < 0 || offset > full.length) {
+      throw new DeltatokError("DT_INTERNAL", `replaceFrom offset ${offset} outside 0..${full.length}`);
+    }
+    let from = offset;
+    const prev = full.charCodeAt(from - 1);
+    if (from > 0 && from < full.length && prev >= 0xd800 && prev <= 0xdbff) from--;
+    if (from + text.length > this.#limits.maxChars) throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`);
+    // (text before `from` never ends with a high surrogate now: only a leading low one could pair wrongly)
+    const first = text.charCodeAt(0);
+    if (!text.isWellFormed() || (first >= 0xdc00 && first <= 0xdfff)) {
+      throw new DeltatokError("DT_LONE_SURROGATE", "text contains a lone UTF-16 surrogate", { path: "text" });
+    }
+    // keep the checkpoints before `from`: a cut at b is decided by text[b-1] and text[b], both kept
+    let keep = this.#cutAt.length;
+    while (keep > 1 && (this.#cutAt.data[keep - 1] as number) >= from) keep--;
+    const rewound = from < full.length;
+    const wBase = anchorStart(full, this.#cutAt.data[keep - 1] as number, 0);
+    this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, text.length, keep);
+    this.#pending = "";
+    if (rewound) this.#stats.rewinds++;
+    return this.count;
+  }
+
+  /** Committed token ids then the tail's (only when the counter keeps ids). */
+  ids(): Uint32Array {
+    if (this.#committedIds === null) throw new DeltatokError("DT_INVALID_OPTION", "this counter was opened without ids: true", { path: "ids" });
+    const out = new Uint32Array(this.#committedIds.length + this.#tailIds.length);
+    out.set(this.#committedIds.data.subarray(0, this.#committedIds.length));
+    out.set(this.#tailIds, this.#committedIds.length);
+    return out;
+  }
+
+  stats(): TextCounterStats {
+    return { ...this.#stats };
+  }
+
+  #committed(): number {
+    return this.#cutTokens.data[this.#cutTokens.length - 1] as number;
+  }
+
+  #committedAt(): number {
+    return this.#cutAt.data[this.#cutAt.length - 1] as number;
+  }
+
+  /**
+   * Makes `head + w` the counted text, `w` starting at offset `wBase` (at or before the anchor of
+   * checkpoint `keep - 1`, which it extends); `fresh` characters of it are new. Atomic: throws
+   * before any change.
+   */
+  #recount(head: string, w: string, wBase: number, fresh: number, keep = this.#cutAt.length): void {
+    const c = this.#cutAt.data[keep - 1] as number;
+    const base = this.#cutTokens.data[keep - 1] as number;
+    const end = wBase + w.length;
+    let cut = -1;
+    if (this.#rule.mode !== "whole") {
+      for (let b = end - 1; b > c; b--) {
+        if (this.#rule.isCut(w.charCodeAt(b - 1 - wBase), w.charCodeAt(b - wBase))) {
+          cut = b;
+          break;
+        }
+      }
+    }
+    const tailFrom = cut < 0 ? c : cut;
+    if (end - tailFrom > this.#limits.maxLookBack) {
+      throw new DeltatokError(
+        "DT_STREAM_LOOKBACK",
+        `the last ${end - tailFrom} characters have no safe cut (more than maxLookBack ${this.#limits.maxLookBack}); count the text whole with countText`,
+        { path: "chunk" },
+      );
+    }
+    let encoded = 0;
+    let seg: Piece | null = null;
+    let tail: Piece | null = null;
+    if (cut >= 0 && this.#rule.split !== null) {
+      // one encode of text[c, end) split at the cut by the bytes each token stands for
+      const split = this.#splitOnce(w, wBase, c, cut);
+      if (split !== null) {
+        [seg, tail] = split;
+        encoded += end - c + (c > 0 ? 1 : 0);
+        this.#stats.splitEncodes++;
+      }
+    }
+    if (tail === null) {
+      if (cut >= 0) {
+        seg = this.#encodePiece(w, wBase, c, cut);
+        encoded += cut - c + (c > 0 ? 1 : 0);
+      }
+      tail = this.#encodePiece(w, wBase, tailFrom, end);
+      encoded += end - tailFrom + (tailFrom > 0 ? 1 : 0);
+    }
+    // commit (nothing above changed the counter)
+    this.#cutAt.length = keep;
+    this.#cutTokens.length = keep;
+    if (this.#committedIds !== null) this.#committedIds.length = base;
+    if (seg !== null) {
+      if (this.#committedIds !== null && seg.ids !== null) this.#committedIds.pushAll(seg.ids);
+      this.#cutAt.push(cut);
+      this.#cutTokens.push(base + seg.count);
+    }
+    const newBase = Math.max(wBase, anchorStart(w, this.#committedAt(), wBase));
+    this.#head = newBase > wBase ? head + w.slice(0, newBase - wBase) : head;
+    this.#tail = w.slice(newBase - wBase);
+    this.#base = newBase;
+    this.#tailIds = tail.ids ?? [];
+    this.#tailCount = tail.count;
+    const st = this.#stats;
+    st.appends++;
+    st.charsEncoded += encoded;
+    st.lastCharsEncoded = encoded;
+    if (encoded > st.maxCharsEncoded) st.maxCharsEncoded = encoded;
+    if (encoded - fresh > st.maxLookBack) st.maxLookBack = encoded - fresh;
+    st.committedChars = this.#committedAt();
+    st.committedTokens = this.#committed();
+    st.tailChars = end - this.#committedAt();
+  }
+
+  /**
+   * The ids of text[from, cut) and text[cut, end) from one encode of text[from, end) (behind its
+   * anchor): the tokens are walked until they stand for exactly the bytes before the cut. Null
+   * (the caller encodes the two pieces apart) when the normalizer could change the bytes before
+   * the cut (non-ASCII text under NFC/NFKC), a token's byte count is ambiguous, or no token ends
+   * exactly at the cut.
+   */
+  #splitOnce(w: string, wBase: number, from: number, cut: number): [Piece, Piece] | null {
+    const split = this.#rule.split as TokenSplitter;
+    const start = anchorStart(w, from, wBase);
+    const left = w.slice(start - wBase, cut - wBase);
+    if (split.asciiOnly && !/^[\x00-\x7f]*$/.test(left)) return null;
+    let tokens: string[];
+    try {
+      tokens = split.tokens(w.slice(start - wBase));
+    } catch (e) {
+      throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
+    }
+    const target = utf8Length(left);
+    let bytes = 0;
+    let i = 0;
+    while (i < tokens.length && bytes < target) {
+      const b = split.bytesOf(tokens[i] as string);
+      if (b < 0) return null;
+      bytes += b;
+      i++;
+    }
+    if (bytes !== target) return null;
+    const skip = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
+    if (skip > i) return null;
+    const piece = (a: number, b: number): Piece => {
+      if (!this.#limits.ids) return { count: b - a, ids: null };
+      const ids = new Array<number>(b - a);
+      for (let k = a; k < b; k++) ids[k - a] = split.idOf(tokens[k] as string);
+      return { count: b - a, ids };
+    };
+    return [piece(skip, i), piece(i, tokens.length)];
+  }
+
+  /** Tokens of text[from, to) as they appear in the whole text, `from` being 0 or a cut (w holds text from wBase). */
+  #encodePiece(w: string, wBase: number, from: number, to: number): Piece {
+    if (to <= from) return { count: 0, ids: this.#limits.ids ? [] : null };
+    // the anchor is the code point before the cut (two units when it is a surrogate pair)
+    const start = anchorStart(w, from, wBase);
+    const ids = this.#enc.encodeWhole(w.slice(start - wBase, to - wBase));
+    const skip = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
+    return { count: ids.length - skip, ids: this.#limits.ids ? ids.slice(skip) : null };
+  }
+
+  #anchorCount(anchor: string): number {
+    let n = this.#anchorCounts.get(anchor);
+    if (n === undefined) {
+      n = this.#enc.encodeWhole(anchor).length;
+      if (this.#anchorCounts.size < 4096) this.#anchorCounts.set(anchor, n);
+    }
+    return n;
+  }
+}
