@@ -13,6 +13,7 @@ import { Deltatok } from "../src/api/deltatok.js";
 import { parseJson } from "../src/json/index.js";
 import { jsonl, runCli } from "./helpers/cli.js";
 import { repoPath } from "./helpers/paths.js";
+import { sameOnWorkers, trainingCorpus } from "./helpers/training.js";
 
 const dir = mkdtempSync(join(tmpdir(), "deltatok-tok-"));
 const corpus = join(dir, "c.jsonl");
@@ -76,4 +77,26 @@ test("the Python client reads the binary format", { skip: spawnSync("python3", [
     got,
     bin.map((r) => (r.error !== undefined ? (r.error as { code: string }).code : [r.id, r.count, (r.mask as number[]).reduce((x, y) => x + y, 0)])),
   );
+});
+
+test("tokenize --workers 2 writes exactly the in-process JSONL and binary file, bad lines in place", async () => {
+  const c = trainingCorpus(dir);
+  for (const format of ["jsonl", "binary"]) {
+    const { s2, out } = await sameOnWorkers(dir, `tokenize-${format}`, ["tokenize", c, "--date", "2026-11-30", "--no-progress", "--format", format]);
+    // 21 conversations (20 + a repeat) and 3 lines that fail, on the workers; the line that is
+    // not UTF-8 is answered by the reader
+    assert.equal((s2.workers_jobs as number[]).reduce((x, y) => x + y, 0), 24);
+    assert.equal(s2.errors, 4);
+    if (format === "jsonl") assert.deepEqual(jsonl(out.toString("utf8")).filter((r) => r.error !== undefined).map((r) => (r.error as { code: string }).code), ["DT_INVALID_JSON", "DT_INVALID_MESSAGES", "DT_INVALID_CONTENT", "DT_INVALID_UTF8"]);
+  }
+});
+
+test("tokenize --workers: refusals (exit 2) — a pipe, past the CPU cap, --worker-heap-mb without workers", async () => {
+  const c = trainingCorpus(dir);
+  // the child's stdin is a pipe
+  const pipe = await runCli(["tokenize", "/dev/stdin", "--workers", "2"]);
+  assert.equal(pipe.code, 2, pipe.stderr);
+  assert.match(pipe.stderr, /regular corpus file/);
+  assert.equal((await runCli(["tokenize", c, "--workers", "100000"])).code, 2);
+  assert.equal((await runCli(["tokenize", c, "--worker-heap-mb", "800"])).code, 2);
 });
