@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Deltatok } from "../src/api/deltatok.js";
 import { parseJson } from "../src/json/index.js";
-import { jsonl, runCli } from "./helpers/cli.js";
+import { jsonl, runCli, startCli } from "./helpers/cli.js";
 import { repoPath } from "./helpers/paths.js";
 import { sameOnWorkers, trainingCorpus } from "./helpers/training.js";
 
@@ -99,4 +99,36 @@ test("tokenize --workers: refusals (exit 2) — a pipe, past the CPU cap, --work
   assert.match(pipe.stderr, /regular corpus file/);
   assert.equal((await runCli(["tokenize", c, "--workers", "100000"])).code, 2);
   assert.equal((await runCli(["tokenize", c, "--worker-heap-mb", "800"])).code, 2);
+});
+
+test("SIGTERM during tokenize --workers 2: a prefix of the in-process output, summary stopped, one notice, exit 143", async () => {
+  const slice = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
+  const big = join(dir, "big.jsonl");
+  const many: string[] = [];
+  for (let r = 0; r < 6; r++) for (const l of slice) many.push(l.replace(/"id":\s*"([^"]*)"/, `"id": "$1-r${r}"`));
+  writeFileSync(big, many.join("\n") + "\n");
+  const serial = await runCli(["tokenize", big, "--date", "2026-11-30", "--no-progress"]);
+  assert.equal(serial.code, 0, serial.stderr);
+  const summaryFile = join(dir, "stopped.json");
+  const live = startCli(["tokenize", big, "--date", "2026-11-30", "--no-progress", "--workers", "2", "--summary", summaryFile]);
+  // the signal once the first record is out: the run is then past its first pass, workers busy
+  await live.waitFor(() => live.stdout().includes("\n")).catch(() => undefined);
+  live.child.kill("SIGTERM");
+  const { code } = await live.exited;
+  const stdout = live.stdout();
+  assert.ok(serial.stdout.startsWith(stdout), "the records written are a prefix of the in-process output");
+  assert.ok(stdout === "" || stdout.endsWith("\n"), "whole records only");
+  const summary = JSON.parse(readFileSync(summaryFile, "utf8")) as { conversations: number; stopped?: { signal: string } };
+  const notices = live.stderr().split("\n").filter((l) => l.includes("stopped by"));
+  if (code === 143) {
+    assert.equal(notices.length, 1, live.stderr());
+    assert.match(notices[0] as string, /^deltatok: tokenize stopped by SIGTERM/);
+    assert.equal(summary.stopped?.signal, "SIGTERM");
+    assert.equal(summary.conversations, jsonl(stdout).length);
+  } else {
+    // the run finished before the signal landed: the complete output
+    assert.equal(code, 0, live.stderr());
+    assert.equal(stdout, serial.stdout);
+    assert.equal(summary.stopped, undefined);
+  }
 });
