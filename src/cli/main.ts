@@ -90,7 +90,7 @@ Options:
                                shard i of n (0 <= i < n); the output gets a shard header, each
                                record its corpus line, and a trailer: join them with deltatok merge
 
-SIGTERM / SIGINT stop replay, render, verify and tokenize between conversations: the output
+SIGTERM / SIGINT stop replay, render, verify, tokenize and rollout between conversations: the output
 written is a prefix of the full run's, --summary says how far it got, one notice goes to
 stderr, exit 143 / 130. A second signal kills at once.
 `;
