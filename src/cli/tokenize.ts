@@ -18,6 +18,9 @@
  *                  "mask_source", "offsets_exact"} | {"id", "line", "error"}]}
  *   last 8 bytes   uint64 little-endian: byte offset of the index
  * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
+ *
+ * Also the training commands' shared in-process loop (`trainCorpus`, rollout's too) and the sink
+ * interface that it and the worker path (src/cli/training-pool.ts) both write through.
  */
 import { BinaryFile } from "./binary.js";
 import type { Deltatok } from "../api/deltatok.js";
