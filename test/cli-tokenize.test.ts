@@ -1,7 +1,8 @@
 /**
  * `deltatok tokenize`: JSONL and the binary format hold the same trajectories (checked by
  * reading the binary file here and with the Python client's read_tokens); ids equal a full
- * render + encode; a bad line becomes an error record and the rest are written.
+ * render + encode; a bad line becomes an error record and the rest are written. With --workers:
+ * the same bytes and summary, refusals, SIGTERM, a line whose worker dies twice (a fake pool).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +15,11 @@ import { parseJson } from "../src/json/index.js";
 import { jsonl, runCli, startCli } from "./helpers/cli.js";
 import { repoPath } from "./helpers/paths.js";
 import { sameOnWorkers, trainingCorpus } from "./helpers/training.js";
+import { DeltatokError } from "../src/errors.js";
+import { runItem } from "../src/pool/work.js";
+import type { WireItem } from "../src/pool/protocol.js";
+import { TokenizeSink, tokenizeCorpus } from "../src/cli/tokenize.js";
+import { trainCorpusScheduled } from "../src/cli/training-pool.js";
 
 const dir = mkdtempSync(join(tmpdir(), "deltatok-tok-"));
 const corpus = join(dir, "c.jsonl");
@@ -131,4 +137,31 @@ test("SIGTERM during tokenize --workers 2: a prefix of the in-process output, su
     assert.equal(stdout, serial.stdout);
     assert.equal(summary.stopped, undefined);
   }
+});
+
+test("on workers, a line whose worker dies twice is that line's error record, in place; the rest are the in-process records", async () => {
+  const c = join(dir, "crash.jsonl");
+  const crash = (lines[1] as string).replace(/"id":\s*"([^"]*)"/, '"id": "crash-me"');
+  writeFileSync(c, [lines[0], crash, lines[2]].join("\n") + "\n");
+  const dt = await Deltatok.create({ date: "2026-11-30" });
+  const o = { chatTemplateKwargs: null, parseToolArguments: false, format: "jsonl", progress: false } as const;
+  await tokenizeCorpus(dt, c, join(dir, "crash-0.jsonl"), o);
+  // a pool whose workers answer by runItem, and die on the crash-me line (every time)
+  const pool = {
+    size: 2,
+    runBatch: async (_worker: number, items: WireItem[]) => {
+      if (items.some((it) => it.k === "training" && it.json.includes("crash-me"))) throw new DeltatokError("DT_WORKER_CRASHED", "test: the worker died");
+      return items.map((it) => runItem(dt, it));
+    },
+  };
+  const s = await trainCorpusScheduled(pool, c, "tokenize", new TokenizeSink(c, join(dir, "crash-2.jsonl"), "jsonl", dt.options.tokenizer, undefined), o);
+  const serial = jsonl(readFileSync(join(dir, "crash-0.jsonl"), "utf8"));
+  const pooled = jsonl(readFileSync(join(dir, "crash-2.jsonl"), "utf8"));
+  assert.equal(pooled.length, 3);
+  assert.deepEqual(pooled[0], serial[0]);
+  assert.deepEqual(pooled[2], serial[2]);
+  assert.deepEqual(pooled[1], { id: "crash-me", line: 2, error: { code: "DT_WORKER_CRASHED", message: (pooled[1]?.error as { message: string }).message } });
+  assert.equal(s.errors, 1);
+  assert.equal(s.conversations, 2);
+  assert.deepEqual(s.workers_jobs.reduce((x, y) => x + y, 0), 2);
 });
