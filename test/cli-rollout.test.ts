@@ -14,6 +14,7 @@ import { rolloutJson } from "../src/api/rollout.js";
 import { parseJson } from "../src/json/index.js";
 import { jsonl, runCli } from "./helpers/cli.js";
 import { repoPath } from "./helpers/paths.js";
+import { sameOnWorkers, trainingCorpus } from "./helpers/training.js";
 
 const dir = mkdtempSync(join(tmpdir(), "deltatok-rollout-"));
 const lines = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").split("\n").filter(Boolean).slice(0, 3);
@@ -96,4 +97,17 @@ test("rollout writes the library's rollouts as JSONL and binary; a bad line is a
 test("rollout --format binary without --out is a usage error", async () => {
   const r = await runCli(["rollout", corpus, "--format", "binary"]);
   assert.equal(r.code, 2);
+});
+
+test("rollout --workers 2 writes exactly the in-process JSONL and binary file (sampled ids and logprobs included), bad lines in place", async () => {
+  // the conversation with sampled ids and logprobs (drift, a float32 logprobs array moved from a worker) rides along
+  const c = trainingCorpus(dir, [JSON.stringify(convs[1])]);
+  for (const format of ["jsonl", "binary"]) {
+    const { s2 } = await sameOnWorkers(dir, `rollout-${format}`, ["rollout", c, "--date", "2026-11-30", "--no-progress", "--format", format]);
+    assert.equal((s2.workers_jobs as number[]).reduce((x, y) => x + y, 0), 25);
+    assert.equal(s2.errors, 4);
+    assert.ok((s2.sampled_turns as number) > 0 && (s2.drifted_messages as number) > 0);
+  }
+  const recs = readBinary(join(dir, "rollout-binary-w2.out"));
+  assert.ok(recs.some((r) => (r.sequences as Array<{ logprobs: unknown }> | undefined)?.some((q) => q.logprobs !== null)));
 });

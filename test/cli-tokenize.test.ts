@@ -1,7 +1,8 @@
 /**
  * `deltatok tokenize`: JSONL and the binary format hold the same trajectories (checked by
  * reading the binary file here and with the Python client's read_tokens); ids equal a full
- * render + encode; a bad line becomes an error record and the rest are written.
+ * render + encode; a bad line becomes an error record and the rest are written. With --workers:
+ * the same bytes and summary, refusals, SIGTERM, a line whose worker dies twice (a fake pool).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,8 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Deltatok } from "../src/api/deltatok.js";
 import { parseJson } from "../src/json/index.js";
-import { jsonl, runCli } from "./helpers/cli.js";
+import { jsonl, runCli, startCli } from "./helpers/cli.js";
 import { repoPath } from "./helpers/paths.js";
+import { sameOnWorkers, trainingCorpus } from "./helpers/training.js";
+import { DeltatokError } from "../src/errors.js";
+import { runItem } from "../src/pool/work.js";
+import type { WireItem } from "../src/pool/protocol.js";
+import { TokenizeSink, tokenizeCorpus } from "../src/cli/tokenize.js";
+import { trainCorpusScheduled } from "../src/cli/training-pool.js";
 
 const dir = mkdtempSync(join(tmpdir(), "deltatok-tok-"));
 const corpus = join(dir, "c.jsonl");
@@ -76,4 +83,85 @@ test("the Python client reads the binary format", { skip: spawnSync("python3", [
     got,
     bin.map((r) => (r.error !== undefined ? (r.error as { code: string }).code : [r.id, r.count, (r.mask as number[]).reduce((x, y) => x + y, 0)])),
   );
+});
+
+test("tokenize --workers 2 writes exactly the in-process JSONL and binary file, bad lines in place", async () => {
+  const c = trainingCorpus(dir);
+  for (const format of ["jsonl", "binary"]) {
+    const { s2, out } = await sameOnWorkers(dir, `tokenize-${format}`, ["tokenize", c, "--date", "2026-11-30", "--no-progress", "--format", format]);
+    // 21 conversations (20 + a repeat) and 3 lines that fail, on the workers; the line that is
+    // not UTF-8 is answered by the reader
+    assert.equal((s2.workers_jobs as number[]).reduce((x, y) => x + y, 0), 24);
+    assert.equal(s2.errors, 4);
+    if (format === "jsonl") assert.deepEqual(jsonl(out.toString("utf8")).filter((r) => r.error !== undefined).map((r) => (r.error as { code: string }).code), ["DT_INVALID_JSON", "DT_INVALID_MESSAGES", "DT_INVALID_CONTENT", "DT_INVALID_UTF8"]);
+  }
+});
+
+test("tokenize --workers: refusals (exit 2) — a pipe, past the CPU cap, --worker-heap-mb without workers", async () => {
+  const c = trainingCorpus(dir);
+  // the child's stdin is a pipe
+  const pipe = await runCli(["tokenize", "/dev/stdin", "--workers", "2"]);
+  assert.equal(pipe.code, 2, pipe.stderr);
+  assert.match(pipe.stderr, /regular corpus file/);
+  assert.equal((await runCli(["tokenize", c, "--workers", "100000"])).code, 2);
+  assert.equal((await runCli(["tokenize", c, "--worker-heap-mb", "800"])).code, 2);
+});
+
+test("SIGTERM during tokenize --workers 2: a prefix of the in-process output, summary stopped, one notice, exit 143", async () => {
+  const slice = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
+  const big = join(dir, "big.jsonl");
+  const many: string[] = [];
+  for (let r = 0; r < 6; r++) for (const l of slice) many.push(l.replace(/"id":\s*"([^"]*)"/, `"id": "$1-r${r}"`));
+  writeFileSync(big, many.join("\n") + "\n");
+  const serial = await runCli(["tokenize", big, "--date", "2026-11-30", "--no-progress"]);
+  assert.equal(serial.code, 0, serial.stderr);
+  const summaryFile = join(dir, "stopped.json");
+  const live = startCli(["tokenize", big, "--date", "2026-11-30", "--no-progress", "--workers", "2", "--summary", summaryFile]);
+  // the signal once the first record is out: the run is then past its first pass, workers busy
+  await live.waitFor(() => live.stdout().includes("\n")).catch(() => undefined);
+  live.child.kill("SIGTERM");
+  const { code } = await live.exited;
+  const stdout = live.stdout();
+  assert.ok(serial.stdout.startsWith(stdout), "the records written are a prefix of the in-process output");
+  assert.ok(stdout === "" || stdout.endsWith("\n"), "whole records only");
+  const summary = JSON.parse(readFileSync(summaryFile, "utf8")) as { conversations: number; stopped?: { signal: string } };
+  const notices = live.stderr().split("\n").filter((l) => l.includes("stopped by"));
+  if (code === 143) {
+    assert.equal(notices.length, 1, live.stderr());
+    assert.match(notices[0] as string, /^deltatok: tokenize stopped by SIGTERM/);
+    assert.equal(summary.stopped?.signal, "SIGTERM");
+    assert.equal(summary.conversations, jsonl(stdout).length);
+  } else {
+    // the run finished before the signal landed: the complete output
+    assert.equal(code, 0, live.stderr());
+    assert.equal(stdout, serial.stdout);
+    assert.equal(summary.stopped, undefined);
+  }
+});
+
+test("on workers, a line whose worker dies twice is that line's error record, in place; the rest are the in-process records", async () => {
+  const c = join(dir, "crash.jsonl");
+  const crash = (lines[1] as string).replace(/"id":\s*"([^"]*)"/, '"id": "crash-me"');
+  writeFileSync(c, [lines[0], crash, lines[2]].join("\n") + "\n");
+  const dt = await Deltatok.create({ date: "2026-11-30" });
+  const o = { chatTemplateKwargs: null, parseToolArguments: false, format: "jsonl", progress: false } as const;
+  await tokenizeCorpus(dt, c, join(dir, "crash-0.jsonl"), o);
+  // a pool whose workers answer by runItem, and die on the crash-me line (every time)
+  const pool = {
+    size: 2,
+    runBatch: async (_worker: number, items: WireItem[]) => {
+      if (items.some((it) => it.k === "training" && it.json.includes("crash-me"))) throw new DeltatokError("DT_WORKER_CRASHED", "test: the worker died");
+      return items.map((it) => runItem(dt, it));
+    },
+  };
+  const s = await trainCorpusScheduled(pool, c, "tokenize", new TokenizeSink(c, join(dir, "crash-2.jsonl"), "jsonl", dt.options.tokenizer, undefined), o);
+  const serial = jsonl(readFileSync(join(dir, "crash-0.jsonl"), "utf8"));
+  const pooled = jsonl(readFileSync(join(dir, "crash-2.jsonl"), "utf8"));
+  assert.equal(pooled.length, 3);
+  assert.deepEqual(pooled[0], serial[0]);
+  assert.deepEqual(pooled[2], serial[2]);
+  assert.deepEqual(pooled[1], { id: "crash-me", line: 2, error: { code: "DT_WORKER_CRASHED", message: (pooled[1]?.error as { message: string }).message } });
+  assert.equal(s.errors, 1);
+  assert.equal(s.conversations, 2);
+  assert.deepEqual(s.workers_jobs.reduce((x, y) => x + y, 0), 2);
 });

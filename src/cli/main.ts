@@ -18,8 +18,9 @@ import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
 import { verifyCorpus } from "./verify.js";
-import { tokenizeCorpus } from "./tokenize.js";
-import { rolloutCorpus } from "./rollout.js";
+import { TokenizeSink, tokenizeCorpus, type TokenizeSummary, type TrainingSink } from "./tokenize.js";
+import { RolloutSink, rolloutCorpus, type RolloutSummary } from "./rollout.js";
+import { trainCorpusScheduled } from "./training-pool.js";
 import { checkTable, checkTemplate } from "./check-template.js";
 import { runServe } from "./serve.js";
 import { PoolBackend } from "../serve/pool-backend.js";
@@ -62,10 +63,11 @@ Options:
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
   --no-osl                     replay: skip OSL
-  --workers N|auto             replay/serve: run on N worker threads (auto: the CPUs this process
-                               may use); 0: in this thread. replay default 0; serve default
+  --workers N|auto             replay/tokenize/rollout/serve: run on N worker threads (auto: the
+                               CPUs this process may use); 0: in this thread. Default 0; serve:
                                CPUs - 1 from 4 CPUs on, else 0. At most 4 x those CPUs.
-  --worker-heap-mb N           replay --workers: V8 heap limit of each worker, MB (default
+                               tokenize/rollout --workers need a regular corpus file.
+  --worker-heap-mb N           --workers N: V8 heap limit of each worker, MB (default
                                512 + 2 x cache MiB + 48 B x max prompt chars: 1757 by default)
   --port N                     serve: also answer HTTP on 127.0.0.1:N (0: any free port)
   --no-stdio                   serve: HTTP only (stops on SIGTERM)
@@ -88,7 +90,7 @@ Options:
                                shard i of n (0 <= i < n); the output gets a shard header, each
                                record its corpus line, and a trailer: join them with deltatok merge
 
-SIGTERM / SIGINT stop replay, render, verify and tokenize between conversations: the output
+SIGTERM / SIGINT stop replay, render, verify, tokenize and rollout between conversations: the output
 written is a prefix of the full run's, --summary says how far it got, one notice goes to
 stderr, exit 143 / 130. A second signal kills at once.
 `;
@@ -285,24 +287,31 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
   return finishCommand("replay", summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
 }
 
-async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl, shard: ShardOutput | undefined): Promise<ReplaySummary> {
-  const engine = engineOptions(v);
-  const progress = new Progress(ro.progress);
-  const t0 = performance.now();
-  progress.line(`replay: starting ${workers} workers`);
-  let pool: DeltatokPool;
+/** The worker pool of an offline command (`--workers N`), or null when a signal stopped its startup. */
+async function startOfflinePool(cmd: string, engine: DeltatokOptions, workers: number, heapMb: number | undefined, control: RunControl, showProgress: boolean | undefined): Promise<DeltatokPool | null> {
+  const progress = new Progress(showProgress);
+  progress.line(`${cmd}: starting ${workers} workers`);
   try {
-    pool = await DeltatokPool.create({
+    return await DeltatokPool.create({
       engine,
       workers,
       signal: control.signal,
       // after a stop, batches still running get this long before their threads are ended
       closeTimeoutMs: 2000,
-      onWorkerReady: (p) => progress.line(`replay: ${p.ready}/${p.workers} workers ready (${(p.elapsedMs / 1000).toFixed(1)} s)`),
+      onWorkerReady: (p) => progress.line(`${cmd}: ${p.ready}/${p.workers} workers ready (${(p.elapsedMs / 1000).toFixed(1)} s)`),
       ...(heapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: heapMb } }),
     });
   } catch (e) {
     if (!control.signal.aborted || toDeltatokError(e).code !== "DT_CLOSED") throw e;
+    return null;
+  }
+}
+
+async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl, shard: ShardOutput | undefined): Promise<ReplaySummary> {
+  const engine = engineOptions(v);
+  const t0 = performance.now();
+  const pool = await startOfflinePool("replay", engine, workers, heapMb, control, ro.progress);
+  if (pool === null) {
     const size = await stat(file).then((s) => (s.isFile() ? s.size : 0), () => 0);
     const stopped = stopReport(control.signal, 0, 0, 0, size) as StopReport;
     const loadSeconds = (performance.now() - t0) / 1000;
@@ -419,9 +428,13 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
   const format = v.format ?? "jsonl";
   if (format !== "jsonl" && format !== "binary") throw new UsageError(`--format must be jsonl or binary, got ${format}`);
   if (format === "binary" && (v.out === undefined || v.out === "-")) throw new UsageError("--format binary needs --out FILE");
+  const workers = workersFlag(v);
+  const heapMb = intFlag(v["worker-heap-mb"], "worker-heap-mb");
+  if (heapMb !== undefined && workers === 0) throw new UsageError(`--worker-heap-mb applies to ${cmd} --workers N (N > 0) only`);
+  // the scheduled path reads the file twice (an index, then each line as it starts)
+  if (workers > 0 && !(await isRegularFile(file))) throw new UsageError(`${cmd} --workers needs a regular corpus file (not stdin or a pipe): drop --workers, or write the corpus to a file first`);
   const spec = shardFlag(v);
   const shard = spec === undefined ? undefined : await shardOutput(cmd, file, spec, v, { format });
-  const { dt } = await loadEngine(v);
   const o = {
     chatTemplateKwargs: kwargs,
     parseToolArguments: v["parse-tool-arguments"] === true,
@@ -430,7 +443,29 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
     signal: control.signal,
     shard,
   } as const;
-  const summary = cmd === "tokenize" ? await tokenizeCorpus(dt, file, v.out, o) : await rolloutCorpus(dt, file, v.out, o);
+  let summary: (TokenizeSummary | RolloutSummary) & { workers?: number };
+  if (workers === 0) {
+    const { dt } = await loadEngine(v);
+    summary = cmd === "tokenize" ? await tokenizeCorpus(dt, file, v.out, o) : await rolloutCorpus(dt, file, v.out, o);
+  } else {
+    const engine = engineOptions(v);
+    const tokenizer = engine.tokenizer ?? DEFAULTS.tokenizer;
+    const sink = (): TrainingSink<TokenizeSummary | RolloutSummary> => (cmd === "tokenize" ? new TokenizeSink(file, v.out, format, tokenizer, shard) : new RolloutSink(file, v.out, format, tokenizer, shard));
+    const pool = await startOfflinePool(cmd, engine, workers, heapMb, control, o.progress);
+    if (pool === null) {
+      // stopped while the workers started: an empty output, finished, as a stop before the first line in process
+      const size = await stat(file).then((s) => s.size, () => 0);
+      const out = sink();
+      await out.start();
+      summary = { ...(await out.finish(0, stopReport(control.signal, 0, 0, 0, size), 0)), workers };
+    } else {
+      try {
+        summary = await trainCorpusScheduled(pool, file, cmd, sink(), o);
+      } finally {
+        await pool.close();
+      }
+    }
+  }
   if (summary.stopped === undefined) control.finish();
   await writeSummary(v, summary);
   return finishCommand(cmd, summary.stopped, v.strict === true && summary.errors > 0 ? 1 : 0);
@@ -510,7 +545,7 @@ export async function main(argv: string[], control: RunControl = new RunControl(
     return cmd === undefined && v.help !== true ? 2 : 0;
   }
   try {
-    if (v["worker-heap-mb"] !== undefined && cmd !== "replay") throw new UsageError("--worker-heap-mb applies to replay only");
+    if (v["worker-heap-mb"] !== undefined && !["replay", "tokenize", "rollout"].includes(cmd)) throw new UsageError("--worker-heap-mb applies to replay, tokenize and rollout only");
     if (v.shard !== undefined && !["replay", "tokenize", "verify", "rollout"].includes(cmd)) throw new UsageError("--shard applies to replay, tokenize, verify and rollout");
     switch (cmd) {
       case "replay":

@@ -192,7 +192,7 @@ export interface PooledReplayOptions extends ReplayOptions {
 }
 
 /** The line's `id` (as parseCorpusLine reads it), found without parsing the line. */
-function skimmedId(text: string): string | null {
+export function skimmedId(text: string): string | null {
   const raw = topLevelRaw(text, "id");
   if (raw === null) return null;
   if (!raw.startsWith('"')) return raw;

@@ -17,17 +17,16 @@
  * "logprobs_offset" | null, "turns"}], "splits", "drift"} or {"id", "line", "error"}.
  * `read_rollouts(path)` in the Python client reads it.
  */
-import { toDeltatokError } from "../errors.js";
+import type { ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { rolloutJson, turnJson, SPLIT_REASONS, type Rollout, type SplitReason } from "../api/rollout.js";
-import { pythonJsonParser } from "../api/json.js";
-import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { BinaryFile } from "./binary.js";
 import { JsonlWriter } from "./output.js";
-import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
-import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
-import { HEADER_KEY, TRAILER_KEY, inShard, type ShardOutput } from "./shard.js";
+import type { StopReport } from "./signals.js";
+import { HEADER_KEY, TRAILER_KEY, type ShardOutput } from "./shard.js";
+import { trainCorpus, type TrainingSink } from "./tokenize.js";
+import type { TrainingOutcome } from "../pool/protocol.js";
 
 export interface RolloutCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -69,64 +68,61 @@ function maskBytes(count: number, ranges: ReadonlyArray<readonly [number, number
   return m;
 }
 
-export async function rolloutCorpus(dt: Deltatok, path: string, out: string | undefined, o: RolloutCorpusOptions): Promise<RolloutSummary> {
-  const t0 = performance.now();
-  const progress = new Progress(o.progress);
-  const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
-  const bin = o.format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
-  const file = await openCorpus(path);
-  await bin?.start();
-  const sh = o.shard;
-  if (sh !== undefined) await jsonl?.write({ [HEADER_KEY]: sh.header });
-  const keep = sh === undefined ? undefined : (text: string | undefined, line: number) => inShard(sh.spec, text, line);
-  let bytes = 0;
-  let lines = 0;
-  const s: RolloutSummary = {
-    corpus: path,
-    out: out ?? "-",
-    format: o.format,
-    conversations: 0,
-    errors: 0,
-    errors_by_code: {},
-    sequences: 0,
-    sequences_per_conversation: {},
-    splits_by_reason: Object.fromEntries(SPLIT_REASONS.map((r) => [r, 0])) as Record<SplitReason, number>,
-    turns: 0,
-    sampled_turns: 0,
-    drifted_messages: 0,
-    out_of_context_completions: 0,
-    tokens: 0,
-    masked_tokens: 0,
-    elapsed_s: 0,
-  };
-  const fail = async (rec: { id: string | null; line: number; error: { code: string } }) => {
-    s.errors++;
-    s.errors_by_code[rec.error.code] = (s.errors_by_code[rec.error.code] ?? 0) + 1;
-    if (jsonl !== null) await jsonl.write(rec);
-    else bin?.index.push(rec);
-  };
-  for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, keep), o.signal)) {
-    bytes += item.bytes;
-    lines++;
-    if (!item.ok) {
-      await fail({ id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() });
-      continue;
+/** `deltatok rollout`'s output: JSONL records or the binary file, and the summary's tallies. */
+export class RolloutSink implements TrainingSink<RolloutSummary> {
+  readonly #jsonl: JsonlWriter | null;
+  readonly #bin: BinaryFile | null;
+  readonly #shard: ShardOutput | undefined;
+  readonly #tokenizer: string;
+  readonly s: RolloutSummary;
+
+  constructor(path: string, out: string | undefined, format: "jsonl" | "binary", tokenizer: string, shard: ShardOutput | undefined) {
+    this.#jsonl = format === "jsonl" ? new JsonlWriter(out) : null;
+    this.#bin = format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
+    this.#shard = shard;
+    this.#tokenizer = tokenizer;
+    this.s = {
+      corpus: path,
+      out: out ?? "-",
+      format,
+      conversations: 0,
+      errors: 0,
+      errors_by_code: {},
+      sequences: 0,
+      sequences_per_conversation: {},
+      splits_by_reason: Object.fromEntries(SPLIT_REASONS.map((r) => [r, 0])) as Record<SplitReason, number>,
+      turns: 0,
+      sampled_turns: 0,
+      drifted_messages: 0,
+      out_of_context_completions: 0,
+      tokens: 0,
+      masked_tokens: 0,
+      elapsed_s: 0,
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.#bin?.start();
+    if (this.#shard !== undefined) await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+  }
+
+  async add(o: TrainingOutcome): Promise<void> {
+    const s = this.s;
+    if (o.conversation) s.conversations++;
+    const r = o.rollout;
+    if (r === undefined) {
+      const rec = { id: o.id, line: o.line, error: o.error as ErrorRecord };
+      s.errors++;
+      s.errors_by_code[rec.error.code] = (s.errors_by_code[rec.error.code] ?? 0) + 1;
+      if (this.#jsonl !== null) await this.#jsonl.write(rec);
+      else this.#bin?.index.push(rec);
+      return;
     }
-    s.conversations++;
-    const c = item.conversation;
-    let r: Rollout;
-    try {
-      r = dt.tokenizeRollout(c.messages, {
-        tools: c.tools,
-        chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs),
-        parse_tool_arguments: o.parseToolArguments,
-      });
-    } catch (e) {
-      await fail({ id: c.id, line: c.line, error: toDeltatokError(e).toJSON() });
-      continue;
-    }
+    const sh = this.#shard;
+    const id = o.id as string;
     tally(s, r);
-    if (jsonl !== null) await jsonl.write(sh === undefined ? { id: c.id, ...rolloutJson(r) } : { id: c.id, ...rolloutJson(r), line: c.line });
+    const bin = this.#bin;
+    if (this.#jsonl !== null) await this.#jsonl.write(sh === undefined ? { id, ...rolloutJson(r) } : { id, ...rolloutJson(r), line: o.line });
     else if (bin !== null) {
       const sequences: Array<Record<string, unknown>> = [];
       for (const q of r.sequences) {
@@ -136,20 +132,29 @@ export async function rolloutCorpus(dt: Deltatok, path: string, out: string | un
         sequences.push({ offset, count: q.ids.length, mask_offset: maskOffset, logprobs_offset: lpOffset, turns: q.turns.map(turnJson) });
       }
       const { splits, drift } = rolloutJson({ sequences: [], splits: r.splits, drift: r.drift });
-      bin.index.push(sh === undefined ? { id: c.id, sequences, splits, drift } : { id: c.id, sequences, splits, drift, line: c.line });
+      bin.index.push(sh === undefined ? { id, sequences, splits, drift } : { id, sequences, splits, drift, line: o.line });
     }
-    progress.tick(() => `rollout: ${s.conversations} conversations, ${s.sequences} sequences, ${s.errors} errors`);
-    if (o.signal !== undefined) await turn();
   }
-  progress.done();
-  const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
-  if (stopped !== undefined) s.stopped = stopped;
-  s.elapsed_s = round3((performance.now() - t0) / 1000);
-  const trailer = sh === undefined ? undefined : { lines, summary: s };
-  if (trailer !== undefined) await jsonl?.write({ [TRAILER_KEY]: trailer });
-  await jsonl?.close();
-  await bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: dt.options.tokenizer, ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }) });
-  return s;
+
+  progress(): string {
+    return `rollout: ${this.s.conversations} conversations, ${this.s.sequences} sequences, ${this.s.errors} errors`;
+  }
+
+  async finish(lines: number, stopped: StopReport | undefined, elapsedSeconds: number): Promise<RolloutSummary> {
+    const s = this.s;
+    const sh = this.#shard;
+    if (stopped !== undefined) s.stopped = stopped;
+    s.elapsed_s = round3(elapsedSeconds);
+    const trailer = sh === undefined ? undefined : { lines, summary: s };
+    if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
+    await this.#jsonl?.close();
+    await this.#bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: this.#tokenizer, ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }) });
+    return s;
+  }
+}
+
+export async function rolloutCorpus(dt: Deltatok, path: string, out: string | undefined, o: RolloutCorpusOptions): Promise<RolloutSummary> {
+  return trainCorpus(dt, path, "rollout", new RolloutSink(path, out, o.format, dt.options.tokenizer, o.shard), o);
 }
 
 function tally(s: RolloutSummary, r: Rollout): void {

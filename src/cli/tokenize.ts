@@ -18,13 +18,17 @@
  *                  "mask_source", "offsets_exact"} | {"id", "line", "error"}]}
  *   last 8 bytes   uint64 little-endian: byte offset of the index
  * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
+ *
+ * Also the training commands' shared in-process loop (`trainCorpus`, rollout's too) and the sink
+ * interface that it and the worker path (src/cli/training-pool.ts) both write through.
  */
 import { BinaryFile } from "./binary.js";
-import { toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
-import { mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import { openCorpus, readOpenCorpus, type LineError } from "../corpus/corpus.js";
+import { trainingConversation } from "../pool/work.js";
+import type { TrainingOutcome } from "../pool/protocol.js";
 import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
@@ -90,74 +94,126 @@ class BinaryWriter {
   }
 }
 
-export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | undefined, o: TokenizeCorpusOptions): Promise<TokenizeSummary> {
+/** Where a training command's outcomes go, in corpus order (tokenize's or rollout's output and tallies). */
+export interface TrainingSink<S> {
+  start(): Promise<void>;
+  add(t: TrainingOutcome): Promise<void>;
+  /** Finishes the output (`lines`: lines done) and returns the summary. */
+  finish(lines: number, stopped: StopReport | undefined, elapsedSeconds: number): Promise<S>;
+  /** The progress line so far. */
+  progress(): string;
+}
+
+/** `deltatok tokenize`'s output: JSONL records or the binary file, and the summary's tallies. */
+export class TokenizeSink implements TrainingSink<TokenizeSummary> {
+  readonly #jsonl: JsonlWriter | null;
+  readonly #bin: BinaryWriter | null;
+  readonly #shard: ShardOutput | undefined;
+  readonly #path: string;
+  readonly #out: string | undefined;
+  readonly #format: "jsonl" | "binary";
+  readonly #tokenizer: string;
+  conversations = 0;
+  errors = 0;
+  tokens = 0;
+  #masked = 0;
+  #inexact = 0;
+
+  constructor(path: string, out: string | undefined, format: "jsonl" | "binary", tokenizer: string, shard: ShardOutput | undefined) {
+    if (format === "binary" && (out === undefined || out === "-")) throw new Error("--format binary needs --out FILE");
+    this.#jsonl = format === "jsonl" ? new JsonlWriter(out) : null;
+    this.#bin = format === "binary" ? new BinaryWriter(out as string) : null;
+    this.#shard = shard;
+    this.#path = path;
+    this.#out = out;
+    this.#format = format;
+    this.#tokenizer = tokenizer;
+  }
+
+  async start(): Promise<void> {
+    await this.#bin?.start();
+    if (this.#shard !== undefined) await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+  }
+
+  async add(o: TrainingOutcome): Promise<void> {
+    if (o.conversation) this.conversations++;
+    const t = o.trajectory;
+    if (t === undefined) {
+      this.errors++;
+      const e = { id: o.id, line: o.line, error: o.error };
+      if (this.#jsonl !== null) await this.#jsonl.write(e);
+      else this.#bin?.error(e);
+      return;
+    }
+    this.tokens += t.count;
+    for (const b of t.assistantMask) this.#masked += b;
+    if (!t.offsetsExact) this.#inexact++;
+    const line = this.#shard === undefined ? undefined : o.line;
+    const id = o.id as string;
+    if (this.#jsonl !== null) await this.#jsonl.write(line === undefined ? { id, ...trajectoryJson(t) } : { id, ...trajectoryJson(t), line });
+    else await this.#bin?.record(id, t, line);
+  }
+
+  progress(): string {
+    return `tokenize: ${this.conversations} conversations, ${this.tokens} tokens, ${this.errors} errors`;
+  }
+
+  async finish(lines: number, stopped: StopReport | undefined, elapsedSeconds: number): Promise<TokenizeSummary> {
+    const summary: TokenizeSummary = {
+      corpus: this.#path,
+      out: this.#out ?? "-",
+      format: this.#format,
+      conversations: this.conversations,
+      errors: this.errors,
+      tokens: this.tokens,
+      masked_tokens: this.#masked,
+      inexact_offsets: this.#inexact,
+      elapsed_s: round3(elapsedSeconds),
+      ...(stopped === undefined ? {} : { stopped }),
+    };
+    const sh = this.#shard;
+    const trailer = sh === undefined ? undefined : { lines, summary };
+    if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
+    await this.#jsonl?.close();
+    await this.#bin?.finish(this.#tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer });
+    return summary;
+  }
+}
+
+/** The outcome of a line the reader could not use (its error record). */
+export function lineFailureOutcome(f: LineError): TrainingOutcome {
+  return { id: f.id, line: f.line, conversation: false, error: f.error.toJSON() };
+}
+
+/**
+ * Runs a training command in this thread: reads the corpus in order, makes each line's outcome
+ * (src/pool/work.ts trainingConversation, as the workers do) and hands it to `sink`.
+ */
+export async function trainCorpus<S>(dt: Deltatok, path: string, mode: "tokenize" | "rollout", sink: TrainingSink<S>, o: TokenizeCorpusOptions): Promise<S> {
   const t0 = performance.now();
   const progress = new Progress(o.progress);
-  const jsonl = o.format === "jsonl" ? new JsonlWriter(out) : null;
-  if (o.format === "binary" && (out === undefined || out === "-")) throw new Error("--format binary needs --out FILE");
-  const bin = o.format === "binary" ? new BinaryWriter(out as string) : null;
   const file = await openCorpus(path);
-  await bin?.start();
+  await sink.start();
   const sh = o.shard;
-  if (sh !== undefined) await jsonl?.write({ [HEADER_KEY]: sh.header });
   const keep = sh === undefined ? undefined : (text: string | undefined, line: number) => inShard(sh.spec, text, line);
+  const options = { chatTemplateKwargs: o.chatTemplateKwargs, parseToolArguments: o.parseToolArguments };
   let bytes = 0;
   let lines = 0;
-  let conversations = 0;
-  let errors = 0;
-  let tokens = 0;
-  let masked = 0;
-  let inexact = 0;
   for await (const item of untilAborted(readOpenCorpus(file, pythonJsonParser, keep), o.signal)) {
     bytes += item.bytes;
     lines++;
     if (!item.ok) {
-      errors++;
-      const e = { id: item.failure.id, line: item.failure.line, error: item.failure.error.toJSON() };
-      if (jsonl !== null) await jsonl.write(e);
-      else bin?.error(e);
+      await sink.add(lineFailureOutcome(item.failure));
       continue;
     }
-    conversations++;
-    const c = item.conversation;
-    try {
-      const t = dt.tokenizeTrajectory(c.messages, {
-        tools: c.tools,
-        chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs, c.chat_template_kwargs),
-        parse_tool_arguments: o.parseToolArguments,
-      });
-      tokens += t.count;
-      for (const b of t.assistantMask) masked += b;
-      if (!t.offsetsExact) inexact++;
-      const line = sh === undefined ? undefined : c.line;
-      if (jsonl !== null) await jsonl.write(line === undefined ? { id: c.id, ...trajectoryJson(t) } : { id: c.id, ...trajectoryJson(t), line });
-      else await bin?.record(c.id, t, line);
-    } catch (e) {
-      errors++;
-      const rec = { id: c.id, line: c.line, error: toDeltatokError(e).toJSON() };
-      if (jsonl !== null) await jsonl.write(rec);
-      else bin?.error(rec);
-    }
-    progress.tick(() => `tokenize: ${conversations} conversations, ${tokens} tokens, ${errors} errors`);
+    await sink.add(trainingConversation(dt, item.conversation, mode, options));
+    progress.tick(() => sink.progress());
     if (o.signal !== undefined) await turn();
   }
   progress.done();
-  const stopped = stopReport(o.signal, lines, 0, bytes, file.size);
-  const summary: TokenizeSummary = {
-    corpus: path,
-    out: out ?? "-",
-    format: o.format,
-    conversations,
-    errors,
-    tokens,
-    masked_tokens: masked,
-    inexact_offsets: inexact,
-    elapsed_s: round3((performance.now() - t0) / 1000),
-    ...(stopped === undefined ? {} : { stopped }),
-  };
-  const trailer = sh === undefined ? undefined : { lines, summary };
-  if (trailer !== undefined) await jsonl?.write({ [TRAILER_KEY]: trailer });
-  await jsonl?.close();
-  await bin?.finish(dt.options.tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer });
-  return summary;
+  return sink.finish(lines, stopReport(o.signal, lines, 0, bytes, file.size), (performance.now() - t0) / 1000);
+}
+
+export async function tokenizeCorpus(dt: Deltatok, path: string, out: string | undefined, o: TokenizeCorpusOptions): Promise<TokenizeSummary> {
+  return trainCorpus(dt, path, "tokenize", new TokenizeSink(path, out, o.format, dt.options.tokenizer, o.shard), o);
 }

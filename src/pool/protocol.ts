@@ -9,6 +9,8 @@ import type { SharedTokenizer } from "../load/index.js";
 import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
 import type { DeltatokStats } from "../api/deltatok.js";
 import type { FallbackReason, Outcome } from "../engine/engine.js";
+import type { Trajectory } from "../api/trajectory.js";
+import type { Rollout } from "../api/rollout.js";
 
 /** Options of a corpus-line replay (what `deltatok replay` computes per conversation). */
 export interface ReplayItemOptions {
@@ -30,17 +32,42 @@ export interface ReplayRecord {
   error?: ErrorRecord;
 }
 
+/** Options of a corpus-line `deltatok tokenize` / `rollout` (what they compute per conversation). */
+export interface TrainingItemOptions {
+  /** Command-level chat_template_kwargs (the line's own go on top). @defaultValue null */
+  chatTemplateKwargs?: Record<string, unknown> | null;
+  /** Parse JSON-string tool-call arguments first. @defaultValue false */
+  parseToolArguments?: boolean;
+}
+
+/**
+ * What `deltatok tokenize` / `rollout` make of one corpus line: a trajectory or rollout, or the
+ * line's error record. `conversation`: the line parsed as a conversation (counted in the summary's
+ * `conversations` even when the engine then failed on it). Its typed arrays are tight (own
+ * buffers), so a worker can move them.
+ */
+export interface TrainingOutcome {
+  id: string | null;
+  line: number;
+  conversation: boolean;
+  trajectory?: Trajectory;
+  rollout?: Rollout;
+  error?: ErrorRecord;
+}
+
 export type WireItem =
   | { k: "text"; text: string }
   | { k: "message"; message?: unknown; json?: string; options?: MessageOptions | undefined }
   | { k: "prompt"; messages?: readonly unknown[]; json?: string; options?: PromptOptions | undefined; ids: boolean; trajectory?: boolean; rollout?: boolean }
-  | { k: "conversation"; json: string; line: number; replay?: ReplayItemOptions | undefined };
+  | { k: "conversation"; json: string; line: number; replay?: ReplayItemOptions | undefined }
+  | { k: "training"; mode: "tokenize" | "rollout"; json: string; line: number; options?: TrainingItemOptions | undefined };
 
 export type WireResult =
   | { ok: true; count: number; reused?: number; outcome?: Outcome; reason?: FallbackReason; ids?: Uint32Array }
   | { ok: true; records: ReplayRecord[]; conversation: boolean }
   | { ok: true; trajectory: Record<string, unknown> }
   | { ok: true; rollout: Record<string, unknown> }
+  | { ok: true; training: TrainingOutcome }
   | { ok: false; error: ErrorRecord };
 
 /** Injected faults, for tests and the crash benchmark only. */

@@ -13,7 +13,7 @@ import type { ConversationMessages } from "../api/conversations.js";
 import { trajectoryJson } from "../api/trajectory.js";
 import { rolloutJson } from "../api/rollout.js";
 import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "../corpus/corpus.js";
-import type { ReplayItemOptions, ReplayRecord, WireItem, WireResult } from "./protocol.js";
+import type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome, WireItem, WireResult } from "./protocol.js";
 
 /** The requests of one conversation, in order, as records (ISL, and OSL unless `osl: false`). */
 export function replayConversation(dt: Deltatok, c: Conversation, o: ReplayItemOptions): ReplayRecord[] {
@@ -55,6 +55,55 @@ export function replayLine(dt: Deltatok, text: string, line: number, o: ReplayIt
   }
   if ("error" in parsed) return { records: [lineErrorRecord(parsed)], conversation: false };
   return { records: replayConversation(dt, parsed, o), conversation: true };
+}
+
+/**
+ * `deltatok tokenize` / `rollout` of one parsed conversation: its trajectory or rollout, or its
+ * error record. The in-process commands and the workers both call this.
+ */
+export function trainingConversation(dt: Deltatok, c: Conversation, mode: "tokenize" | "rollout", o: TrainingItemOptions): TrainingOutcome {
+  const opts = { tools: c.tools, chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs ?? null, c.chat_template_kwargs), parse_tool_arguments: o.parseToolArguments === true };
+  try {
+    if (mode === "tokenize") return { id: c.id, line: c.line, conversation: true, trajectory: dt.tokenizeTrajectory(c.messages, opts) };
+    return { id: c.id, line: c.line, conversation: true, rollout: dt.tokenizeRollout(c.messages, opts) };
+  } catch (e) {
+    return { id: c.id, line: c.line, conversation: true, error: toDeltatokError(e).toJSON() };
+  }
+}
+
+/** Parses one corpus line (1-based `line`) and makes its trajectory or rollout (trainingConversation). */
+export function trainingLine(dt: Deltatok, text: string, line: number, mode: "tokenize" | "rollout", o: TrainingItemOptions): TrainingOutcome {
+  let parsed: Conversation | LineError;
+  try {
+    parsed = parseCorpusLine(text, line, pythonJsonParser);
+  } catch (e) {
+    parsed = { line, id: null, error: toDeltatokError(e) };
+  }
+  if ("error" in parsed) return { id: parsed.id, line: parsed.line, conversation: false, error: parsed.error.toJSON() };
+  return tight(trainingConversation(dt, parsed, mode, o));
+}
+
+/**
+ * An outcome whose typed arrays are fresh copies, each its own buffer, so the worker can move them:
+ * a result may be a view of a larger buffer, or one the engine's cache still holds.
+ */
+function tight(t: TrainingOutcome): TrainingOutcome {
+  const own = <A extends Uint32Array | Uint8Array | Float32Array>(a: A): A => a.slice() as A;
+  if (t.trajectory !== undefined) t.trajectory = { ...t.trajectory, ids: own(t.trajectory.ids), assistantMask: own(t.trajectory.assistantMask) };
+  if (t.rollout !== undefined) t.rollout = { ...t.rollout, sequences: t.rollout.sequences.map((q) => ({ ...q, ids: own(q.ids), logprobs: q.logprobs === null ? null : own(q.logprobs) })) };
+  return t;
+}
+
+/** The buffers of a training outcome, to move across threads (distinct; empty arrays' too). */
+export function trainingBuffers(t: TrainingOutcome, into: Set<ArrayBuffer>): void {
+  if (t.trajectory !== undefined) {
+    into.add(t.trajectory.ids.buffer as ArrayBuffer);
+    into.add(t.trajectory.assistantMask.buffer as ArrayBuffer);
+  }
+  for (const q of t.rollout?.sequences ?? []) {
+    into.add(q.ids.buffer as ArrayBuffer);
+    if (q.logprobs !== null) into.add(q.logprobs.buffer as ArrayBuffer);
+  }
 }
 
 const PROMPT_FIELDS = ["tools", "documents", "add_generation_prompt", "chat_template", "chat_template_kwargs", "parse_tool_arguments", "continue_final_message"] as const;
@@ -109,6 +158,9 @@ export function runItem(dt: Deltatok, item: WireItem, held?: ConversationMessage
       }
       case "conversation":
         return { ok: true, ...replayLine(dt, item.json, item.line, item.replay ?? {}) };
+      case "training":
+        if (item.mode !== "tokenize" && item.mode !== "rollout") throw new DeltatokError("DT_INVALID_REQUEST", `training mode must be tokenize or rollout, got ${String(item.mode)}`);
+        return { ok: true, training: trainingLine(dt, item.json, item.line, item.mode, item.options ?? {}) };
       default:
         throw new DeltatokError("DT_INVALID_REQUEST", `unknown item kind ${String((item as { k?: unknown }).k)}`);
     }

@@ -15,7 +15,7 @@ import { threadId, workerData } from "node:worker_threads";
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { Deltatok } from "../api/deltatok.js";
 import { toDeltatokError, type ErrorRecord } from "../errors.js";
-import { runItem } from "./work.js";
+import { runItem, trainingBuffers } from "./work.js";
 import { ConversationMessages } from "../api/conversations.js";
 import type { TestFaults, WireItem, WireResult, WorkerData, WorkerInfo, WorkerReply, WorkerTask } from "./protocol.js";
 
@@ -72,11 +72,15 @@ async function start(d: WorkerData): Promise<State> {
 
 const state: Promise<State> = start(data);
 
-/** Wraps a reply so its ids buffers are moved, not copied. */
+/** Wraps a reply so its ids buffers (and training outcomes' arrays) are moved, not copied. */
 function withMovedIds(reply: WorkerReply, results: WireResult[]): unknown {
-  const buffers: ArrayBuffer[] = [];
-  for (const r of results) if (r.ok && "ids" in r && r.ids !== undefined) buffers.push(r.ids.buffer as ArrayBuffer);
-  if (buffers.length === 0) return reply;
+  const set = new Set<ArrayBuffer>();
+  for (const r of results) {
+    if (r.ok && "ids" in r && r.ids !== undefined) set.add(r.ids.buffer as ArrayBuffer);
+    else if (r.ok && "training" in r) trainingBuffers(r.training, set);
+  }
+  if (set.size === 0) return reply;
+  const buffers = [...set];
   return move({
     get [transferableSymbol]() {
       return buffers;
@@ -92,7 +96,7 @@ const hoard: number[][] = [];
 
 function fault(f: TestFaults, item: WireItem): Promise<never> | null {
   if (f.oomMarker !== undefined) {
-    const t = item.k === "text" ? item.text : item.k === "conversation" ? item.json : "";
+    const t = item.k === "text" ? item.text : item.k === "conversation" || item.k === "training" ? item.json : "";
     if (t.includes(f.oomMarker)) {
       // 1 MiB of small integers per array, on the V8 heap, until the heap limit ends the thread
       for (;;) hoard.push(new Array<number>(1 << 17).fill(hoard.length));

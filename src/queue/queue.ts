@@ -816,6 +816,8 @@ function toResult(e: Entry, r: WireResult, worker: number): QueueResult {
     if (e.kind !== "rollout") return internalResult(e, worker);
     return { ok: true, kind: "rollout", rollout: r.rollout, worker };
   }
+  // training items are the offline commands' (src/pool/offline.ts); the queue sends none
+  if ("training" in r) return internalResult(e, worker);
   switch (e.kind) {
     case "prompt": {
       const out: QueueResult = { ok: true, kind: "prompt", count: r.count, reused: r.reused ?? 0, outcome: r.outcome ?? "miss", worker };
