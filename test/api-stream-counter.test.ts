@@ -141,6 +141,32 @@ test("NFC and NFKC never join a cut's characters with what precedes them", () =>
   }
 });
 
+test("under NFC (qwen3) and NFKC (claude) non-ASCII text before a cut takes one encode when the form leaves it unchanged, and stays exact when it does not", async () => {
+  // stable under both forms: precomposed letters, dashes, quotes, ideographs, emoji; changed by
+  // NFC: decomposed é / Å and conjoining Hangul jamo; changed by NFKC only: …, ﬁ, ①, full-width Ａ
+  const stable = "Café — naïve “quotes” 東京 👍🏽, Größe: ÆØÅ. ";
+  const changing = "cafe\u0301, A\u030a; \u1100\u1161\u11a8 x… ﬁne ① Ａb, done.\n";
+  for (const spec of ["qwen3", "claude"]) {
+    const dt = await Deltatok.create({ tokenizer: spec === "qwen3" ? spec : modelsDir("claude"), renderer: TEST_RENDERER });
+    for (const [text, fast] of [
+      [stable.repeat(6), true],
+      [(stable + changing).repeat(4), false],
+    ] as const) {
+      for (let chunk = 1; chunk <= 9; chunk += 2) {
+        const c = dt.textCounter();
+        for (let i = 0; i < text.length; i += chunk) {
+          assert.equal(c.append(text.slice(i, i + chunk)), dt.countText(text.slice(0, Math.min(text.length, i + chunk)).replace(/[\ud800-\udbff]$/, "")), `${spec} chunk ${chunk} at ${i}`);
+        }
+        const st = c.stats();
+        // every append that finds a cut in stable text takes the single encode
+        if (fast) assert.equal(st.pieceEncodes, 0, `${spec} chunk ${chunk}: ${st.pieceEncodes} appends encoded in two pieces`);
+        else if (spec === "qwen3") assert.ok(st.pieceEncodes > 0, "text NFC changes is encoded in two pieces");
+        assert.ok(st.splitEncodes > 0);
+      }
+    }
+  }
+});
+
 test("messageCounter: deltas build the message; a template that rewrites earlier text stays exact", async () => {
   const dt = await Deltatok.create({ tokenizer: "qwen3", renderer: TEST_RENDERER, date: "2026-11-30" });
   const mc = dt.messageCounter();

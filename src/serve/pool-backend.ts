@@ -13,7 +13,7 @@ import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
-import { TOKENIZER_METHODS, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
+import { TOKENIZER_METHODS, checkParam, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { encodeIds, idList } from "./in-process.js";
 
@@ -114,6 +114,7 @@ export class PoolBackend implements Backend {
       let cidRaw: string | null = null;
       let stateful = false;
       eachMember(paramsRaw, 0, (m) => {
+        checkParam(method, m.key);
         if (m.key === "conversation_id") cidRaw = paramsRaw.slice(m.start, m.end);
         else if (m.key === "prefix" || m.key === "state") stateful = true;
         if (delta !== undefined && (m.key === "prefix" || m.key === "state" || m.key === "ids_delta" || m.key === "conversation_id" || m.key === "ids_encoding")) {
@@ -132,6 +133,10 @@ export class PoolBackend implements Backend {
       return item;
     }
     if (method === "count_message") {
+      eachMember(paramsRaw, 0, (m) => {
+        checkParam(method, m.key);
+        return true;
+      });
       const message = topLevelRaw(paramsRaw, "message");
       if (message === null) return null;
       const opts: Record<string, unknown> = {};

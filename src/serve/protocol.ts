@@ -103,6 +103,38 @@ export interface Envelope {
 
 export type Response = { id: unknown; result: unknown } | { id: unknown; error: ErrorRecord };
 
+/** The params each method reads; any other key is refused (DT_INVALID_OPTION), as the library refuses unknown options. */
+const PROMPT_PARAMS = ["messages", "tools", "documents", "chat_template", "chat_template_kwargs", "add_generation_prompt", "parse_tool_arguments", "continue_final_message"];
+const HELD_PARAMS = ["conversation_id", "state", "prefix"];
+const METHOD_PARAMS: Readonly<Record<string, ReadonlySet<string>>> = {
+  // a client may send the same params to count_prompt as to encode_prompt (no ids to encode)
+  count_prompt: new Set([...PROMPT_PARAMS, ...HELD_PARAMS, "ids_delta", "ids_encoding"]),
+  encode_prompt: new Set([...PROMPT_PARAMS, ...HELD_PARAMS, "ids_delta", "ids_encoding"]),
+  tokenize_trajectory: new Set([...PROMPT_PARAMS, ...HELD_PARAMS]),
+  tokenize_rollout: new Set([...PROMPT_PARAMS, ...HELD_PARAMS]),
+  count_message: new Set(["message", "chat_template", "chat_template_kwargs", "parse_tool_arguments"]),
+  count_text: new Set(["text"]),
+  encode_text: new Set(["text", "add_special_tokens"]),
+  decode: new Set(["ids", "skip_special_tokens", "clean_up_tokenization_spaces"]),
+  render_prompt: new Set(PROMPT_PARAMS),
+  fits: new Set([...PROMPT_PARAMS, "limit"]),
+  trim_to_fit: new Set([...PROMPT_PARAMS, "limit", "policy", "keep_first_user"]),
+  batch: new Set(["requests"]),
+  stats: new Set(),
+  health: new Set(),
+  tokenizer_info: new Set(),
+  vocab: new Set(),
+  // the counters check their own params (counters.ts)
+};
+
+/** Throws DT_INVALID_OPTION for a param `method` does not read (a misspelt option is never ignored). */
+export function checkParam(method: string, key: string): void {
+  const known = METHOD_PARAMS[method];
+  if (known !== undefined && !known.has(key)) {
+    throw new DeltatokError("DT_INVALID_OPTION", `${method}: unknown param ${JSON.stringify(key)} (known: ${[...known].join(", ") || "none"})`, { path: key });
+  }
+}
+
 /** What actually answers requests: the in-process engine or the worker pool. */
 export interface Backend {
   /**
@@ -142,6 +174,11 @@ export function parseEnvelope(v: unknown): Envelope {
   const params = r.params ?? {};
   if (typeof params !== "object" || params === null || Array.isArray(params)) {
     throw new EnvelopeError(id, new DeltatokError("DT_INVALID_REQUEST", "request.params must be an object", { path: "params" }));
+  }
+  try {
+    for (const k of Object.keys(params)) checkParam(r.method, k);
+  } catch (e) {
+    throw new EnvelopeError(id, e as DeltatokError);
   }
   return { id, method: r.method as Method, params: params as Record<string, unknown> };
 }

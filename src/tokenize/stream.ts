@@ -55,8 +55,11 @@ export interface TokenSplitter {
   bytesOf(token: string): number;
   /** Id of a token string (as the tokenizer's `encode` maps it). */
   idOf(token: string): number;
-  /** Whether the normalizer leaves every ASCII text unchanged and only ASCII is split this way. */
-  readonly asciiOnly: boolean;
+  /**
+   * The tokenizer's normalizer form (NFC / NFKC), or null when it has none. With a form, the text
+   * before a cut is split this way only when that form leaves it unchanged (ASCII always is).
+   */
+  readonly normalForm: "NFC" | "NFKC" | null;
 }
 
 // The split patterns the regex rule is proven for, exactly as tokenizer.json spells them.
@@ -128,7 +131,7 @@ const utf8Length = (s: string): number => {
  * token string is one alphabet character per input byte; an added token stands for its content.
  * A string that could be either, with different byte counts, is ambiguous (-1).
  */
-function byteLevelSplitter(tok: Json, identityNormalizer: boolean): TokenSplitter | null {
+function byteLevelSplitter(tok: Json, normalForm: "NFC" | "NFKC" | null): TokenSplitter | null {
   const encodeText = tok.encode_text;
   const added = tok.added_tokens_map;
   const model = tok.model as Json | undefined;
@@ -153,7 +156,7 @@ function byteLevelSplitter(tok: Json, identityNormalizer: boolean): TokenSplitte
       if (id === undefined) throw new DeltatokError("DT_TOKENIZE_FAILED", `token ${JSON.stringify(t)} has no id`);
       return id;
     },
-    asciiOnly: !identityNormalizer,
+    normalForm,
   };
 }
 
@@ -263,7 +266,7 @@ function deriveRule(source: EncoderSource): StreamRule {
   return {
     mode: "regex",
     reason: "",
-    split: byteLevelSplitter(tok, identity),
+    split: byteLevelSplitter(tok, identity ? null : (normalizer.type as "NFC" | "NFKC")),
     isCut: (prev, next) => {
       if (pairs.has(prev * 65536 + next)) return false;
       if ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) return true;
@@ -329,6 +332,8 @@ export interface TextCounterStats {
   rewinds: number;
   /** Appends answered by one encode split at the cut (byte-level tokenizers) instead of two. */
   splitEncodes: number;
+  /** Appends that found a new cut and encoded the text before and after it apart (two encodes). */
+  pieceEncodes: number;
 }
 
 /** Tokens of one piece: their number, and their ids when the counter keeps ids. */
@@ -387,7 +392,7 @@ export class TextStream {
       committedTokens: 0,
       tailChars: 0,
       rewinds: 0,
-      splitEncodes: 0,
+      splitEncodes: 0, pieceEncodes: 0,
     };
   }
 
@@ -546,6 +551,7 @@ export class TextStream {
     }
     if (tail === null) {
       if (cut >= 0) {
+        this.#stats.pieceEncodes++;
         seg = this.#encodePiece(w, wBase, c, cut);
         encoded += cut - c + (c > 0 ? 1 : 0);
       }
@@ -589,7 +595,13 @@ export class TextStream {
     const split = this.#rule.split as TokenSplitter;
     const start = anchorStart(w, from, wBase);
     const left = w.slice(start - wBase, cut - wBase);
-    if (split.asciiOnly && !/^[\x00-\x7f]*$/.test(left)) return null;
+    // A cut is before an ASCII character or (after a newline) a CJK ideograph: starters that no
+    // canonical or compatibility composition takes as its second character (the test "NFC and
+    // NFKC never join a cut's characters…" checks every code point), so NFC / NFKC of the text is
+    // that of each side, the normalized text begins with `left` exactly when the form leaves
+    // `left` unchanged, and its first utf8Length(left) bytes are left's. ASCII is unchanged by
+    // both forms: no normalize call for it.
+    if (split.normalForm !== null && !/^[\x00-\x7f]*$/.test(left) && left.normalize(split.normalForm) !== left) return null;
     let tokens: string[];
     try {
       tokens = split.tokens(w.slice(start - wBase));
