@@ -13,12 +13,8 @@
  */
 import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
-import { indexCorpus, LineReader } from "../corpus/offsets.js";
-import { runOffline, type OfflineResult } from "../pool/offline.js";
-import { estimateLineCost } from "../pool/cost.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../pool/work.js";
-import { topLevelRaw } from "../pool/skim.js";
 import type { ReplayRecord } from "../pool/protocol.js";
 import { emptyStats, type DeltatokPool } from "../pool/pool.js";
 import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
@@ -26,6 +22,9 @@ import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 import { inShard, type ShardSpec } from "./shard.js";
+import { runScheduled, skimmedId } from "./scheduled-run.js";
+
+export { skimmedId };
 
 export type { ReplayRecord } from "../pool/protocol.js";
 export { replayConversation } from "../pool/work.js";
@@ -191,17 +190,6 @@ export interface PooledReplayOptions extends ReplayOptions {
   windowChars?: number | undefined;
 }
 
-/** The line's `id` (as parseCorpusLine reads it), found without parsing the line. */
-export function skimmedId(text: string): string | null {
-  const raw = topLevelRaw(text, "id");
-  if (raw === null) return null;
-  if (!raw.startsWith('"')) return raw;
-  try {
-    return JSON.parse(raw) as string;
-  } catch {
-    return null;
-  }
-}
 
 interface Done {
   records: ReplayRecord[];
@@ -350,92 +338,53 @@ export async function replayCorpusScheduled(
   emit: (r: ReplayRecord) => void | Promise<void>,
   loadSeconds: number,
 ): Promise<ReplaySummary> {
-  const file = await openCorpus(path);
-  const total = file.size;
   const t0 = performance.now();
   const progress = new Progress(o.progress);
   const tally = new Tally();
-  const signal = o.signal;
   const sh = o.shard;
   const maxHeld = o.maxHeldRecords ?? 262_144;
   const replay = { chatTemplateKwargs: o.chatTemplateKwargs, parseToolArguments: o.parseToolArguments, osl: o.osl };
-  const index = await indexCorpus(file, sh === undefined ? undefined : (text, line) => inShard(sh, text, line), () => signal?.aborted === true, estimateLineCost);
-  const ready = new Map<number, Done>();
-  let head = 0;
   let held = 0;
-  // jobs: the lines a worker answers (not the lines the reader already found unusable)
-  const jobLine = new Uint32Array(index.count - index.errors.size);
-  const costs = new Float64Array(jobLine.length);
-  for (let i = 0, j = 0; i < index.count; i++) {
-    const err = index.errors.get(i);
-    if (err !== undefined) {
-      ready.set(i, { records: [lineErrorRecord({ line: index.line[i] as number, id: null, error: err })], conversation: false, infra: false, chars: 0 });
-      held++;
-    } else {
-      jobLine[j] = i;
-      costs[j++] = (index.cost as Float64Array)[i] as number;
-    }
-  }
-  const flushNow = async () => {
-    for (let d = ready.get(head); d !== undefined; d = ready.get(head)) {
-      ready.delete(head);
-      head++;
-      held -= d.records.length;
+  let done = 0;
+  let lines = 0;
+  const run = await runScheduled<Done>({
+    pool,
+    path,
+    shard: sh,
+    signal: o.signal,
+    item: (text, line) => ({ k: "conversation", json: text, line, replay }),
+    outcome: (r, line, id) => {
+      if (r.ok && r.result.ok && "records" in r.result) return { records: sh === undefined ? r.result.records : withLine(r.result.records, line), conversation: r.result.conversation, infra: false, chars: 0 };
+      const error = !r.ok ? r.error : !r.result.ok ? r.result.error : { code: "DT_INTERNAL" as const, message: "the worker answered a conversation with something else" };
+      return { records: [{ id, index: null, line, error }], conversation: false, infra: !r.ok && isInfrastructureError(error.code), chars: 0 };
+    },
+    lineError: (line, error) => ({ records: [lineErrorRecord({ line, id: null, error })], conversation: false, infra: false, chars: 0 }),
+    emit: async (d) => {
+      done++;
       if (d.conversation) tally.conversations++;
       for (const r of d.records) {
         tally.add(r);
         await emit(r);
       }
-      progress.tick(() => tally.line(t0, head, index.count, `, ${pool.size} workers, longest first`));
-    }
-  };
-  let flushing: Promise<void> = Promise.resolve();
-  const flush = (): Promise<void> => (flushing = flushing.then(flushNow));
-  const reader = await LineReader.open(path);
-  const ids = new Map<number, string | null>();
-  await flush();
-  let report;
-  try {
-    report = await runOffline(
-      pool,
-      costs,
-      async (job) => {
-        const i = jobLine[job] as number;
-        const line = index.line[i] as number;
-        const text = await reader.read(index.offset[i] as number, index.length[i] as number, line);
-        ids.set(job, skimmedId(text));
-        return { k: "conversation", json: text, line, replay };
-      },
-      (job, r: OfflineResult) => {
-        const i = jobLine[job] as number;
-        const line = index.line[i] as number;
-        const id = ids.get(job) ?? null;
-        ids.delete(job);
-        let d: Done;
-        if (r.ok && r.result.ok && "records" in r.result) d = { records: sh === undefined ? r.result.records : withLine(r.result.records, line), conversation: r.result.conversation, infra: false, chars: 0 };
-        else {
-          const error = !r.ok ? r.error : !r.result.ok ? r.result.error : { code: "DT_INTERNAL" as const, message: "the worker answered a conversation with something else" };
-          d = { records: [{ id, index: null, line, error }], conversation: false, infra: !r.ok && isInfrastructureError(error.code), chars: 0 };
-        }
-        ready.set(i, d);
-        held += d.records.length;
-        if (i === head) flush().catch(() => undefined);
-      },
-      { signal, headFirst: () => held >= maxHeld },
-    );
-  } finally {
-    await reader.close();
-  }
-  await flush();
+      progress.tick(() => tally.line(t0, done, lines, `, ${pool.size} workers, longest first`));
+    },
+    hold: (d, sign) => {
+      held += sign * d.records.length;
+    },
+    full: () => held >= maxHeld,
+    onIndexed: (count) => {
+      lines = count;
+    },
+  });
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const stats = await pool.stats();
   const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
   summary.workers = pool.size;
   summary.schedule = "longest-first";
-  summary.workers_busy_s = report.busyMs.map((ms) => round3(ms / 1000));
-  summary.workers_jobs = report.jobs;
-  const stop = stopReport(signal, head, index.count - head, index.bytes, total);
+  summary.workers_busy_s = run.busyMs.map((ms) => round3(ms / 1000));
+  summary.workers_jobs = run.jobs;
+  const stop = stopReport(o.signal, run.done, run.lines - run.done, run.bytesRead, run.size);
   if (stop !== undefined) summary.stopped = stop;
   return summary;
 }
