@@ -5,31 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PassThrough } from "node:stream";
-import { createInterface } from "node:readline";
 import { Deltatok } from "../src/api/deltatok.js";
 import { InProcessBackend } from "../src/serve/in-process.js";
 import { PoolBackend } from "../src/serve/pool-backend.js";
-import { serve } from "../src/serve/server.js";
-import type { Backend } from "../src/serve/protocol.js";
+import { stdioExchange as exchange } from "./helpers/serve.js";
 
 const convo: Array<{ role: string; content: string }> = [{ role: "system", content: "You are terse." }];
 for (let i = 0; i < 8; i++) convo.push({ role: "user", content: `Question ${i}: ${"why ".repeat(4 * i + 1)}?` }, { role: "assistant", content: `Answer ${i}.` });
 
-async function exchange(backend: Backend, lines: unknown[]): Promise<Map<unknown, Record<string, unknown>>> {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  const server = await serve({ backend, stdio: { input, output }, handleSignals: false });
-  const answers = new Map<unknown, Record<string, unknown>>();
-  createInterface({ input: output }).on("line", (l) => {
-    const r = JSON.parse(l) as Record<string, unknown>;
-    answers.set(r.id, r);
-  });
-  for (const l of lines) input.write(JSON.stringify(l) + "\n");
-  input.end();
-  await server.closed;
-  return answers;
-}
 
 for (const kind of ["in-process", "pool"] as const) {
   test(`${kind}: fits and trim_to_fit answer as the library`, async () => {

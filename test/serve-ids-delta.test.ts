@@ -7,33 +7,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PassThrough } from "node:stream";
-import { createInterface } from "node:readline";
 import { Deltatok } from "../src/api/deltatok.js";
 import { InProcessBackend } from "../src/serve/in-process.js";
 import { commonPrefix } from "../src/serve/ids-delta.js";
 import { PoolBackend } from "../src/serve/pool-backend.js";
-import { serve } from "../src/serve/server.js";
-import type { Backend } from "../src/serve/protocol.js";
+import { stdioExchange as exchange } from "./helpers/serve.js";
 
 const convo: Array<{ role: string; content: string }> = [{ role: "system", content: "You are terse." }];
 for (let i = 0; i < 6; i++) convo.push({ role: "user", content: `Question ${i}: ${"why ".repeat(i + 1)}?` }, { role: "assistant", content: `Answer ${i}.` });
 
-/** Runs `lines` through a server over stdio; answers by id. */
-async function exchange(backend: Backend, lines: unknown[]): Promise<Map<unknown, Record<string, unknown>>> {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  const server = await serve({ backend, stdio: { input, output }, handleSignals: false });
-  const answers = new Map<unknown, Record<string, unknown>>();
-  createInterface({ input: output }).on("line", (l) => {
-    const r = JSON.parse(l) as Record<string, unknown>;
-    answers.set(r.id, r);
-  });
-  for (const l of lines) input.write(JSON.stringify(l) + "\n");
-  input.end();
-  await server.closed;
-  return answers;
-}
 
 for (const kind of ["in-process", "pool"] as const) {
   test(`${kind}: ids_delta rebuilds every turn's ids exactly; tokenizer methods equal the library`, async () => {

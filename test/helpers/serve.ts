@@ -1,11 +1,14 @@
 /**
- * Helpers for the sidecar tests: raw HTTP over a TCP socket (full control of every byte, Host
+ * Helpers for the sidecar tests: a stdio exchange of request lines, raw HTTP over a TCP socket (full control of every byte, Host
  * included, and of how the connection ends), a response parser, and backends whose answers the
  * test releases (so "in flight" is a state the test reaches by an event, not by timing).
  */
 import { connect, type Socket } from "node:net";
 import { request } from "node:http";
 import { DeltatokError, type ErrorRecord } from "../../src/errors.js";
+import { PassThrough } from "node:stream";
+import { createInterface } from "node:readline";
+import { serve } from "../../src/serve/server.js";
 import type { Backend, Method } from "../../src/serve/protocol.js";
 
 export interface RawResponse {
@@ -159,4 +162,23 @@ export class GatedBackend implements Backend {
 /** Resolves once `cond()` holds (checked every few ms; the test runner's timeout bounds it). */
 export async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 2));
+}
+
+/**
+ * Writes `lines` (JSON values) to a server on stdio pipes answered by `backend`, ends its input and
+ * waits for it to close; the answers by id.
+ */
+export async function stdioExchange(backend: Backend, lines: unknown[]): Promise<Map<unknown, Record<string, unknown>>> {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const server = await serve({ backend, stdio: { input, output }, handleSignals: false });
+  const answers = new Map<unknown, Record<string, unknown>>();
+  createInterface({ input: output }).on("line", (l) => {
+    const r = JSON.parse(l) as Record<string, unknown>;
+    answers.set(r.id, r);
+  });
+  for (const l of lines) input.write(JSON.stringify(l) + "\n");
+  input.end();
+  await server.closed;
+  return answers;
 }
