@@ -160,10 +160,51 @@ test("under NFC (qwen3) and NFKC (claude) non-ASCII text before a cut takes one 
         const st = c.stats();
         // every append that finds a cut in stable text takes the single encode
         if (fast) assert.equal(st.pieceEncodes, 0, `${spec} chunk ${chunk}: ${st.pieceEncodes} appends encoded in two pieces`);
-        else if (spec === "qwen3") assert.ok(st.pieceEncodes > 0, "text NFC changes is encoded in two pieces");
-        assert.ok(st.splitEncodes > 0);
       }
     }
+    // unseen pieces in one chunk: one encode split at every cut in it (the memo knows none of them)
+    const fresh = `Zörq${spec}ä, wüxy${spec}, qüzz ${spec}vö. `;
+    const c = dt.textCounter({ ids: true });
+    c.append("Start: ");
+    const before = c.stats();
+    assert.equal(c.append(fresh), dt.countText("Start: " + fresh));
+    assert.equal(c.stats().splitEncodes - before.splitEncodes, 1);
+    assert.equal(c.stats().pieceEncodes, 0);
+    assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText("Start: " + fresh)));
+    // unseen pieces the form changes (decomposed é, a ligature under NFKC): the committed span and the tail apart
+    const changed = `Zo\u0308rq${spec}e\u0301, \ufb01wu\u0308xy${spec}, qu\u0308zz ${spec}vo\u0308. `;
+    const d = dt.textCounter({ ids: true });
+    d.append("Start: ");
+    assert.equal(d.append(changed), dt.countText("Start: " + changed));
+    assert.equal(d.stats().pieceEncodes, 1);
+    assert.deepEqual(Array.from(d.ids()), Array.from(dt.encodeText("Start: " + changed)));
+  }
+});
+
+test("the piece memo answers pieces seen before, exactly; counts and ids are held apart", async () => {
+  for (const spec of ["qwen3", "llama2"] as const) {
+    const dt = await Deltatok.create({ tokenizer: spec === "qwen3" ? spec : modelsDir(spec), renderer: TEST_RENDERER });
+    // corpus text under ROT13: ordinary word shapes no other test of this process streams
+    const rot13 = corpusText().slice(0, 3000).replace(/[a-z]/gi, (ch) => String.fromCharCode(((ch.charCodeAt(0) & 31) + 12) % 26 + (ch.charCodeAt(0) & 96) + 1));
+    const text = `${rot13} memo-${spec}-ending`;
+    const stream = (ids: boolean) => {
+      const c = dt.textCounter({ ids });
+      for (let i = 0; i < text.length; i += 37) assert.equal(c.append(text.slice(i, i + 37)), dt.countText(text.slice(0, i + 37)), `${spec} at ${i}`);
+      if (ids) assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(text)));
+      return c.stats();
+    };
+    // byte-level tokenizers learn every piece of a span from its one encode (split at the cuts);
+    // SentencePiece ones only the pieces encoded alone (a committed span of several is one encode)
+    const k = spec === "qwen3" ? 4 : 1.1;
+    const first = stream(false);
+    const again = stream(false);
+    assert.ok(again.memoPieces > first.memoPieces, `${spec}: ${again.memoPieces} vs ${first.memoPieces} pieces from the memo`);
+    assert.ok(again.charsEncoded * k < first.charsEncoded, `${spec}: ${again.charsEncoded} vs ${first.charsEncoded} characters encoded`);
+    // a count-only counter stored no ids: an ids counter encodes the pieces again, then knows them
+    const withIds = stream(true);
+    assert.ok(withIds.charsEncoded > again.charsEncoded * k);
+    const idsAgain = stream(true);
+    assert.ok(idsAgain.charsEncoded * k < withIds.charsEncoded);
   }
 });
 

@@ -22,10 +22,11 @@
  * text on every append ("whole" mode), exact and slow, reported in stats and warned once.
  *
  * The counter keeps the committed prefix `text[0, c)` as a token count (and ids when asked)
- * and re-encodes, per append, the text from c: once up to the newest cut (committed) and once
- * after it (the tail). A piece that starts at a cut is encoded behind its anchor, the unit just
- * before the cut, whose own count is subtracted, so start-of-text effects (SentencePiece's
- * prepended "▁") see the context they see in the whole text.
+ * and counts, per append, the text from c cut at every cut in it into pieces: up to the newest
+ * cut (committed) and after it (the tail). A piece that starts at a cut is counted behind its
+ * anchor, the unit just before the cut, whose own count is subtracted, so start-of-text effects
+ * (SentencePiece's prepended "▁") see the context they see in the whole text. Pieces seen
+ * before are answered by the tokenizer's piece memo (PieceMemo); the rest are encoded.
  *
  * Layer: tokenize.
  */
@@ -46,6 +47,54 @@ export interface StreamRule {
    * can be split at a cut (see TextStream#recount). Null when not available.
    */
   readonly split: TokenSplitter | null;
+  /** Tokens of pieces between cuts seen before, behind their anchors (null in "whole" mode). */
+  readonly memo: PieceMemo | null;
+}
+
+/** Pieces this long or longer (anchor excluded) are not memoized. */
+const PIECE_KEY_MAX = 32;
+/** Slots of a tokenizer's piece memo (a power of two). */
+const PIECE_MEMO_SLOTS = 1 << 16;
+
+/**
+ * The tokens of pieces of text between two cuts, each keyed by its anchor (the code point before
+ * the first cut) followed by the piece: |tokens(anchor + piece)| - |tokens(anchor)|, a pure
+ * function of the tokenizer and the key, shared by every counter of the tokenizer (one
+ * thread's). A direct-mapped table: a key's hash picks its one slot, a new key takes the slot
+ * over; a lookup hashes and compares the text in place, without making a string. An entry holds
+ * the count and, when an ids counter put it, the ids. Bounded: PIECE_MEMO_SLOTS keys of at most
+ * PIECE_KEY_MAX + 1 units, each a copy of its characters (never a view pinning a caller's text),
+ * about 6 MB when full.
+ */
+export class PieceMemo {
+  readonly #keys = new Array<string | undefined>(PIECE_MEMO_SLOTS).fill(undefined);
+  readonly #pieces = new Array<Piece | undefined>(PIECE_MEMO_SLOTS).fill(undefined);
+
+  /** The piece stored for the key text[from, to) (with ids when `ids`), or null. */
+  get(w: string, from: number, to: number, ids: boolean): Piece | null {
+    const slot = slotOf(w, from, to);
+    const k = this.#keys[slot];
+    if (k === undefined || k.length !== to - from) return null;
+    for (let i = 0; i < k.length; i++) if (k.charCodeAt(i) !== w.charCodeAt(from + i)) return null;
+    const p = this.#pieces[slot] as Piece;
+    return ids && p.ids === null ? null : p;
+  }
+
+  put(w: string, from: number, to: number, p: Piece): void {
+    const slot = slotOf(w, from, to);
+    const key = w.slice(from, to);
+    // V8 copies substrings shorter than 13 units and makes longer ones views of their parent: a
+    // concatenation, flattened by the slice, is a fresh string of the key's own characters
+    this.#keys[slot] = key.length < 13 ? key : (" " + key).slice(1);
+    this.#pieces[slot] = p;
+  }
+}
+
+/** The memo slot of text[from, to): FNV-1a over its UTF-16 units. */
+function slotOf(w: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ w.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> 16)) & (PIECE_MEMO_SLOTS - 1);
 }
 
 /** Token strings of a byte-level tokenizer, with the input bytes each covers. */
@@ -97,7 +146,7 @@ const isCjk = (u: number): boolean => u >= 0x4e00 && u <= 0x9fa5;
 const isAsciiBreak = (u: number): boolean => u < 0x80 && !isAsciiLetter(u) && u !== 0x27;
 
 function whole(reason: string): StreamRule {
-  return { mode: "whole", reason, isCut: () => false, split: null };
+  return { mode: "whole", reason, isCut: () => false, split: null, memo: null };
 }
 
 /** The characters of ByteLevel's byte alphabet (GPT-2's printable stand-ins for the 256 bytes). */
@@ -111,9 +160,10 @@ function byteAlphabet(): Set<number> {
   return out;
 }
 
-const utf8Length = (s: string): number => {
+/** UTF-8 length of s[from, to). */
+const utf8LengthOf = (s: string, from: number, to: number): number => {
   let n = 0;
-  for (let i = 0; i < s.length; i++) {
+  for (let i = from; i < to; i++) {
     const u = s.charCodeAt(i);
     if (u < 0x80) n += 1;
     else if (u < 0x800) n += 2;
@@ -124,6 +174,8 @@ const utf8Length = (s: string): number => {
   }
   return n;
 };
+
+const utf8Length = (s: string): number => utf8LengthOf(s, 0, s.length);
 
 /**
  * The byte-level splitter of @huggingface/tokenizers' Tokenizer: `encode_text` (what `encode`
@@ -254,6 +306,7 @@ function deriveRule(source: EncoderSource): StreamRule {
       reason: "",
       split: null,
       isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
+      memo: new PieceMemo(),
     };
   }
 
@@ -268,10 +321,10 @@ function deriveRule(source: EncoderSource): StreamRule {
     reason: "",
     split: byteLevelSplitter(tok, identity ? null : (normalizer.type as "NFC" | "NFKC")),
     isCut: (prev, next) => {
-      if (pairs.has(prev * 65536 + next)) return false;
-      if ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) return true;
-      return newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next));
+      const cut = ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
+      return cut && !pairs.has(prev * 65536 + next);
     },
+    memo: new PieceMemo(),
   };
 }
 
@@ -334,13 +387,18 @@ export interface TextCounterStats {
   splitEncodes: number;
   /** Appends that found a new cut and encoded the text before and after it apart (two encodes). */
   pieceEncodes: number;
+  /** Pieces between cuts answered by the tokenizer's piece memo (not encoded). */
+  memoPieces: number;
 }
 
-/** Tokens of one piece: their number, and their ids when the counter keeps ids. */
+/** Tokens of one piece: their number, and their ids when the counter keeps ids (never mutated: memos share them). */
 interface Piece {
-  count: number;
-  ids: number[] | null;
+  readonly count: number;
+  readonly ids: readonly number[] | null;
 }
+
+/** The tokens of a piece whose tokens were counted with the piece before it. */
+const EMPTY: Piece = { count: 0, ids: [] };
 
 /** Where the anchor of a cut at `from` starts (`w` holds the text from `wBase`): the code point before it. */
 function anchorStart(w: string, from: number, wBase: number): number {
@@ -368,7 +426,9 @@ export class TextStream {
   #cutAt = new U32List(16);
   #cutTokens = new U32List(16);
   #committedIds: U32List | null;
-  #tailIds: number[] = [];
+  #tailIds: readonly number[] = [];
+  /** Scratch: the cuts of the text an append counts. */
+  readonly #bounds: number[] = [];
   #tailCount = 0;
   readonly #anchorCounts = new Map<string, number>();
   #stats: TextCounterStats;
@@ -392,7 +452,9 @@ export class TextStream {
       committedTokens: 0,
       tailChars: 0,
       rewinds: 0,
-      splitEncodes: 0, pieceEncodes: 0,
+      splitEncodes: 0,
+      pieceEncodes: 0,
+      memoPieces: 0,
     };
   }
 
@@ -515,20 +577,32 @@ export class TextStream {
    * Makes `head + w` the counted text, `w` starting at offset `wBase` (at or before the anchor of
    * checkpoint `keep - 1`, which it extends); `fresh` characters of it are new. Atomic: throws
    * before any change.
+   *
+   * The text from the last checkpoint c to the end is cut at every cut in it into pieces; each
+   * piece's tokens are those of its anchor + the piece minus the anchor's (the cut property,
+   * applied at each cut in turn), so a piece seen before is answered by the tokenizer's piece memo
+   * and only the span from the first unknown piece to the last is encoded: once, split at the cuts
+   * inside it by the bytes each token stands for (byte-level tokenizers), or else as the committed
+   * span and the tail apart.
    */
   #recount(head: string, w: string, wBase: number, fresh: number, keep = this.#cutAt.length): void {
     const c = this.#cutAt.data[keep - 1] as number;
     const base = this.#cutTokens.data[keep - 1] as number;
     const end = wBase + w.length;
-    let cut = -1;
+    const bounds = this.#bounds;
+    bounds.length = 0;
+    bounds.push(c);
     if (this.#rule.mode !== "whole") {
-      for (let b = end - 1; b > c; b--) {
-        if (this.#rule.isCut(w.charCodeAt(b - 1 - wBase), w.charCodeAt(b - wBase))) {
-          cut = b;
-          break;
-        }
+      let prev = w.charCodeAt(c + 1 - 1 - wBase);
+      for (let b = c + 1; b < end; b++) {
+        const next = w.charCodeAt(b - wBase);
+        if (this.#rule.isCut(prev, next)) bounds.push(b);
+        prev = next;
       }
     }
+    const n = bounds.length; // pieces: [bounds[i], bounds[i + 1]), the last one ending at `end`
+    bounds.push(end);
+    const cut = n > 1 ? (bounds[n - 1] as number) : -1;
     const tailFrom = cut < 0 ? c : cut;
     if (end - tailFrom > this.#limits.maxLookBack) {
       throw new DeltatokError(
@@ -537,36 +611,72 @@ export class TextStream {
         { path: "chunk" },
       );
     }
-    let encoded = 0;
-    let seg: Piece | null = null;
-    let tail: Piece | null = null;
-    if (cut >= 0 && this.#rule.split !== null) {
-      // one encode of text[c, end) split at the cut by the bytes each token stands for
-      const split = this.#splitOnce(w, wBase, c, cut);
-      if (split !== null) {
-        [seg, tail] = split;
-        encoded += end - c + (c > 0 ? 1 : 0);
-        this.#stats.splitEncodes++;
+    const pieces = new Array<Piece | null>(n).fill(null);
+    const memo = this.#rule.memo;
+    let first = -1;
+    let last = -1;
+    let fromMemo = 0;
+    for (let i = 0; i < n; i++) {
+      const a = bounds[i] as number;
+      const b = bounds[i + 1] as number;
+      const hit = memo !== null && a > 0 && b - a < PIECE_KEY_MAX ? memo.get(w, anchorStart(w, a, wBase) - wBase, b - wBase, this.#limits.ids) : null;
+      if (hit !== null) {
+        pieces[i] = hit;
+        fromMemo++;
+      } else {
+        if (first < 0) first = i;
+        last = i;
       }
     }
-    if (tail === null) {
-      if (cut >= 0) {
-        this.#stats.pieceEncodes++;
-        seg = this.#encodePiece(w, wBase, c, cut);
-        encoded += cut - c + (c > 0 ? 1 : 0);
+    let encoded = 0;
+    if (first >= 0) {
+      let split: Piece[] | null = null;
+      if (first < last && this.#rule.split !== null) {
+        split = this.#splitSpan(w, wBase, bounds, first, last);
+        if (split !== null) {
+          for (let i = first; i <= last; i++) pieces[i] = split[i - first] as Piece;
+          const a = bounds[first] as number;
+          encoded += (bounds[last + 1] as number) - anchorStart(w, a, wBase);
+          this.#stats.splitEncodes++;
+          for (let i = first; i <= last; i++) this.#remember(w, wBase, bounds[i] as number, bounds[i + 1] as number, pieces[i] as Piece);
+        }
       }
-      tail = this.#encodePiece(w, wBase, tailFrom, end);
-      encoded += end - tailFrom + (tailFrom > 0 ? 1 : 0);
+      if (split === null) {
+        // the committed span (first miss .. last committed miss) and the tail apart
+        const lastCommitted = last === n - 1 ? n - 2 : last;
+        if (first <= lastCommitted) {
+          const a = bounds[first] as number;
+          const b = bounds[lastCommitted + 1] as number;
+          pieces[first] = this.#encodePiece(w, wBase, a, b);
+          for (let i = first + 1; i <= lastCommitted; i++) pieces[i] = EMPTY;
+          encoded += b - anchorStart(w, a, wBase);
+          if (first === lastCommitted) this.#remember(w, wBase, a, b, pieces[first] as Piece);
+          if (last === n - 1) this.#stats.pieceEncodes++;
+        }
+        if (last === n - 1) {
+          const a = bounds[n - 1] as number;
+          pieces[n - 1] = this.#encodePiece(w, wBase, a, end);
+          encoded += end - anchorStart(w, a, wBase);
+          this.#remember(w, wBase, a, end, pieces[n - 1] as Piece);
+        }
+      }
     }
     // commit (nothing above changed the counter)
     this.#cutAt.length = keep;
     this.#cutTokens.length = keep;
-    if (this.#committedIds !== null) this.#committedIds.length = base;
-    if (seg !== null) {
-      if (this.#committedIds !== null && seg.ids !== null) this.#committedIds.pushAll(seg.ids);
+    const ids = this.#committedIds;
+    if (ids !== null) ids.length = base;
+    if (cut >= 0) {
+      let count = 0;
+      for (let i = 0; i < n - 1; i++) {
+        const p = pieces[i] as Piece;
+        count += p.count;
+        if (ids !== null && p.ids !== null) ids.pushAll(p.ids);
+      }
       this.#cutAt.push(cut);
-      this.#cutTokens.push(base + seg.count);
+      this.#cutTokens.push(base + count);
     }
+    const tail = pieces[n - 1] as Piece;
     const newBase = Math.max(wBase, anchorStart(w, this.#committedAt(), wBase));
     this.#head = newBase > wBase ? head + w.slice(0, newBase - wBase) : head;
     this.#tail = w.slice(newBase - wBase);
@@ -575,6 +685,7 @@ export class TextStream {
     this.#tailCount = tail.count;
     const st = this.#stats;
     st.appends++;
+    st.memoPieces += fromMemo;
     st.charsEncoded += encoded;
     st.lastCharsEncoded = encoded;
     if (encoded > st.maxCharsEncoded) st.maxCharsEncoded = encoded;
@@ -584,49 +695,73 @@ export class TextStream {
     st.tailChars = end - this.#committedAt();
   }
 
+  /** Puts the tokens of piece text[a, b) (a > 0: behind its anchor) into the tokenizer's piece memo. */
+  #remember(w: string, wBase: number, a: number, b: number, p: Piece): void {
+    const memo = this.#rule.memo;
+    if (memo === null || a === 0 || b - a >= PIECE_KEY_MAX) return;
+    memo.put(w, anchorStart(w, a, wBase) - wBase, b - wBase, p);
+  }
+
   /**
-   * The ids of text[from, cut) and text[cut, end) from one encode of text[from, end) (behind its
-   * anchor): the tokens are walked until they stand for exactly the bytes before the cut. Null
-   * (the caller encodes the two pieces apart) when the normalizer could change the bytes before
-   * the cut (non-ASCII text under NFC/NFKC), a token's byte count is ambiguous, or no token ends
-   * exactly at the cut.
+   * The tokens of pieces first..last (text[bounds[first], bounds[last + 1]) behind its anchor) from
+   * one encode, split at each cut between them by the bytes each token stands for. Null (the
+   * caller encodes apart) when the normalizer could change the bytes before the last inner cut
+   * (non-ASCII text under NFC/NFKC), a token's byte count is ambiguous, or no token ends exactly
+   * at a cut.
    */
-  #splitOnce(w: string, wBase: number, from: number, cut: number): [Piece, Piece] | null {
+  #splitSpan(w: string, wBase: number, bounds: readonly number[], first: number, last: number): Piece[] | null {
     const split = this.#rule.split as TokenSplitter;
+    const from = bounds[first] as number;
     const start = anchorStart(w, from, wBase);
-    const left = w.slice(start - wBase, cut - wBase);
     // A cut is before an ASCII character or (after a newline) a CJK ideograph: starters that no
     // canonical or compatibility composition takes as its second character (the test "NFC and
     // NFKC never join a cut's characters…" checks every code point), so NFC / NFKC of the text is
-    // that of each side, the normalized text begins with `left` exactly when the form leaves
-    // `left` unchanged, and its first utf8Length(left) bytes are left's. ASCII is unchanged by
-    // both forms: no normalize call for it.
-    if (split.normalForm !== null && !/^[\x00-\x7f]*$/.test(left) && left.normalize(split.normalForm) !== left) return null;
+    // that of each side, and the normalized text begins with the text before a cut exactly when
+    // the form leaves that text unchanged. ASCII is unchanged by both forms: no normalize call.
+    if (split.normalForm !== null) {
+      const left = w.slice(start - wBase, (bounds[last] as number) - wBase);
+      if (!/^[\x00-\x7f]*$/.test(left) && left.normalize(split.normalForm) !== left) return null;
+    }
     let tokens: string[];
     try {
-      tokens = split.tokens(w.slice(start - wBase));
+      tokens = split.tokens(w.slice(start - wBase, (bounds[last + 1] as number) - wBase));
     } catch (e) {
       throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
     }
-    const target = utf8Length(left);
+    // token index at each inner cut: where the tokens have covered exactly the bytes before it
+    const at = new Array<number>(last - first + 2);
+    at[0] = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
+    let target = 0;
     let bytes = 0;
     let i = 0;
-    while (i < tokens.length && bytes < target) {
-      const b = split.bytesOf(tokens[i] as string);
-      if (b < 0) return null;
-      bytes += b;
-      i++;
+    let pos = start;
+    for (let j = first + 1; j <= last; j++) {
+      const b = bounds[j] as number;
+      target += utf8LengthOf(w, pos - wBase, b - wBase);
+      pos = b;
+      while (i < tokens.length && bytes < target) {
+        const n = split.bytesOf(tokens[i] as string);
+        if (n < 0) return null;
+        bytes += n;
+        i++;
+      }
+      if (bytes !== target) return null;
+      at[j - first] = i;
     }
-    if (bytes !== target) return null;
-    const skip = start < from ? this.#anchorCount(w.slice(start - wBase, from - wBase)) : 0;
-    if (skip > i) return null;
-    const piece = (a: number, b: number): Piece => {
-      if (!this.#limits.ids) return { count: b - a, ids: null };
-      const ids = new Array<number>(b - a);
-      for (let k = a; k < b; k++) ids[k - a] = split.idOf(tokens[k] as string);
-      return { count: b - a, ids };
-    };
-    return [piece(skip, i), piece(i, tokens.length)];
+    at[last - first + 1] = tokens.length;
+    if ((at[0] as number) > (at[1] as number)) return null;
+    const out = new Array<Piece>(last - first + 1);
+    for (let k = 0; k <= last - first; k++) {
+      const a = at[k] as number;
+      const b = at[k + 1] as number;
+      if (!this.#limits.ids) out[k] = { count: b - a, ids: null };
+      else {
+        const ids = new Array<number>(b - a);
+        for (let t = a; t < b; t++) ids[t - a] = split.idOf(tokens[t] as string);
+        out[k] = { count: b - a, ids };
+      }
+    }
+    return out;
   }
 
   /** Tokens of text[from, to) as they appear in the whole text, `from` being 0 or a cut (w holds text from wBase). */
