@@ -121,6 +121,36 @@ for (const name of [...TOKENIZER_NAMES, ...EXTRA_TOKENIZER_NAMES]) {
   });
 }
 
+for (const name of ["qwen3", "llama2", "gemma3"] as const) {
+  test(`${name}: replaceFrom at any offset (near the end or far back, inside a surrogate pair) equals countText of the new text`, async () => {
+    const dt = await open(name);
+    const counter = dt.textCounter({ ids: true });
+    // texts past the counter's retained tail (512 units): corpus snippets, then random text
+    const longText = fc.tuple(fc.integer({ min: 0, max: 40 }), textArb([])).map(([k, t]) => SNIPPETS.slice(k, k + 8).join("\n") + t);
+    fc.assert(
+      fc.property(longText, cutsArb, fc.array(fc.tuple(fc.nat(), fc.boolean(), textArb([])), { minLength: 1, maxLength: 6 }), (text, lengths, edits) => {
+        counter.reset();
+        for (const chunk of chunksOf(text, lengths)) counter.append(chunk);
+        let now = withoutPendingHigh(text);
+        for (const [at, nearEnd, replacement] of edits) {
+          const len = counter.length;
+          // near the end: within the last 40 units (inside the tail); else anywhere
+          const offset = nearEnd ? Math.max(0, len - (at % 41)) : at % (len + 1);
+          const rep = replacement.replace(/^[\udc00-\udfff]/, "x");
+          const got = counter.replaceFrom(offset, rep);
+          // an offset inside a surrogate pair moves back to its start
+          const from = offset > 0 && offset < now.length && /[\ud800-\udbff]/.test(now.charAt(offset - 1)) ? offset - 1 : offset;
+          now = now.slice(0, from) + rep;
+          assert.equal(counter.text, now);
+          assert.equal(got, dt.countText(now), `replaceFrom(${offset}) of ${JSON.stringify(now.slice(-30))}`);
+        }
+        assert.deepEqual(Array.from(counter.ids()), Array.from(dt.encodeText(now)));
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+  });
+}
+
 type Delta = Record<string, unknown>;
 
 const fieldText = fc.oneof(

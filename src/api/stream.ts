@@ -141,6 +141,7 @@ export class MessageCounter {
   #renderChars = 0;
   #unchanged = 0;
   #started = false;
+  #prevRender = "";
 
   constructor(text: TextStream, render: (m: StreamedMessage) => { text: string; baseline: number }) {
     this.#text = text;
@@ -181,10 +182,12 @@ export class MessageCounter {
     if (reasoning !== null) m.reasoning_content = reasoning;
     if (calls.length > 0) m.tool_calls = calls;
     const { text, baseline } = this.#render(m);
-    const prev = this.#text.text;
+    // the counter's text is the previous render: compare with that string, not a join of the counter's parts
+    const prev = this.#prevRender;
     const same = this.#started ? commonPrefix(prev, text) : 0;
     const n = this.#started && same === prev.length && same === text.length ? this.#text.count : this.#text.replaceFrom(same, text.slice(same));
     this.#started = true;
+    this.#prevRender = text;
     this.#content = content;
     this.#reasoning = reasoning;
     this.#calls.length = 0;
@@ -239,9 +242,11 @@ function applyToolCalls(calls: ToolCallSoFar[], v: unknown): void {
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  // compare in blocks first: most of two successive renders is the same
-  const BLOCK = 256;
-  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  // compare in blocks first, large then small: most of two successive renders is the same, and
+  // comparing two slices is one flat comparison (no copy) where charCodeAt is a call per unit
+  for (const block of [16384, 1024, 64]) {
+    while (i + block <= n && a.slice(i, i + block) === b.slice(i, i + block)) i += block;
+  }
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
   return i;
 }

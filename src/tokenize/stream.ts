@@ -400,6 +400,11 @@ interface Piece {
 /** The tokens of a piece whose tokens were counted with the piece before it. */
 const EMPTY: Piece = { count: 0, ids: [] };
 
+/** Characters at the end of the text a counter keeps in its tail (beyond its last checkpoint's anchor). */
+const TAIL_RETAIN = 512;
+
+const isLowSurrogate = (u: number): boolean => u >= 0xdc00 && u <= 0xdfff;
+
 /** Where the anchor of a cut at `from` starts (`w` holds the text from `wBase`): the code point before it. */
 function anchorStart(w: string, from: number, wBase: number): number {
   if (from === 0) return 0;
@@ -414,7 +419,8 @@ export class TextStream {
   readonly #limits: StreamLimits;
   /**
    * The text is `#head + #tail`; `#tail` starts at `#base`, at or before the anchor of the last
-   * checkpoint, so an append reads and copies only the tail (the head is never flattened by it).
+   * checkpoint and about TAIL_RETAIN characters from the end, so an append, and a rewind near the
+   * end, reads and copies only the tail (the head is never flattened by them).
    */
   #head = "";
   #tail = "";
@@ -528,13 +534,15 @@ export class TextStream {
    */
   replaceFrom(offset: number, text: string): number {
     if (this.#finished) throw new DeltatokError("DT_STREAM_FINISHED", "the counter is finished");
-    const full = this.text;
-    if (!Number.isInteger(offset) || offset < 0 || offset > full.length) {
-      throw new DeltatokError("DT_INTERNAL", `replaceFrom offset ${offset} outside 0..${full.length}`);
+    const length = this.length;
+    if (!Number.isInteger(offset) || offset < 0 || offset > length) {
+      throw new DeltatokError("DT_INTERNAL", `replaceFrom offset ${offset} outside 0..${length}`);
     }
     let from = offset;
-    const prev = full.charCodeAt(from - 1);
-    if (from > 0 && from < full.length && prev >= 0xd800 && prev <= 0xdbff) from--;
+    // the units at and before `from` live in the tail unless the rewind reaches before it
+    const unit = (i: number): number => (i >= this.#base ? this.#tail.charCodeAt(i - this.#base) : this.text.charCodeAt(i));
+    const prev = from > 0 ? unit(from - 1) : 0;
+    if (from > 0 && from < length && prev >= 0xd800 && prev <= 0xdbff) from--;
     if (from + text.length > this.#limits.maxChars) throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`);
     // (text before `from` never ends with a high surrogate now: only a leading low one could pair wrongly)
     const first = text.charCodeAt(0);
@@ -544,9 +552,18 @@ export class TextStream {
     // keep the checkpoints before `from`: a cut at b is decided by text[b-1] and text[b], both kept
     let keep = this.#cutAt.length;
     while (keep > 1 && (this.#cutAt.data[keep - 1] as number) >= from) keep--;
-    const rewound = from < full.length;
-    const wBase = anchorStart(full, this.#cutAt.data[keep - 1] as number, 0);
-    this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, text.length, keep);
+    const rewound = from < length;
+    const kept = this.#cutAt.data[keep - 1] as number;
+    // the anchor of the kept checkpoint starts one or two units before it (a surrogate pair)
+    const wBase = kept === 0 ? 0 : kept - 2 >= 0 && isLowSurrogate(unit(kept - 1)) ? kept - 2 : kept - 1;
+    if (wBase >= this.#base) {
+      // within the tail: no copy of the text before it
+      const t = this.#tail;
+      this.#recount(this.#head + t.slice(0, wBase - this.#base), t.slice(wBase - this.#base, from - this.#base) + text, wBase, text.length, keep);
+    } else {
+      const full = this.text;
+      this.#recount(full.slice(0, wBase), full.slice(wBase, from) + text, wBase, text.length, keep);
+    }
     this.#pending = "";
     if (rewound) this.#stats.rewinds++;
     return this.count;
@@ -677,7 +694,11 @@ export class TextStream {
       this.#cutTokens.push(base + count);
     }
     const tail = pieces[n - 1] as Piece;
-    const newBase = Math.max(wBase, anchorStart(w, this.#committedAt(), wBase));
+    // the tail keeps the last TAIL_RETAIN characters or more (from a checkpoint's anchor), so a
+    // rewind near the end (a message render whose suffix follows the new text) reads only the tail
+    let k = this.#cutAt.length - 1;
+    while (k > 0 && (this.#cutAt.data[k] as number) > end - TAIL_RETAIN) k--;
+    const newBase = Math.max(wBase, anchorStart(w, this.#cutAt.data[k] as number, wBase));
     this.#head = newBase > wBase ? head + w.slice(0, newBase - wBase) : head;
     this.#tail = w.slice(newBase - wBase);
     this.#base = newBase;
