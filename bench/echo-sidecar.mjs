@@ -14,6 +14,11 @@
 //   # the unmodified client against the fake (the client appends `serve ARGS`, ignored here):
 //   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl" python3 clients/python/scripts/bench_loop.py CORPUS --warm 20
 //
+//   # the same with an engine that costs exactly N µs a request (a busy wait before each answer
+//   # of an encode_prompt line: the library's own per-request time, so the loop shows the ratio
+//   # a client could reach if the sidecar added nothing to the engine and the engine nothing to it):
+//   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl --spin-us 480" python3 ...
+//
 // bench/python-floor.mjs runs it alternating with the real sidecar, the library and
 // bench/min_client.py. Answers are held as UTF-8 buffers with their newline, written with
 // fs.writeSync on fd 1 (process.stdout is never touched, so the pipe stays as the parent made it).
@@ -21,9 +26,14 @@ import { readFileSync, writeSync } from "node:fs";
 
 const file = process.argv[2];
 if (file === undefined) throw new Error("usage: node bench/echo-sidecar.mjs ANSWERS.jsonl [ignored args]");
+const si = process.argv.indexOf("--spin-us");
+const spinMs = si > 0 ? Number(process.argv[si + 1]) / 1000 : 0;
+if (!(spinMs >= 0)) throw new Error("--spin-us takes a number of microseconds");
 const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0);
 const answers = lines.map((l) => Buffer.from(l + "\n", "utf8"));
 const ids = lines.map((l) => JSON.parse(l).id);
+// only prompt answers carry ids: the engine's work is theirs (tokenizer_info, count_text, stats get none)
+const spins = lines.map((l) => spinMs > 0 && l.includes('"ids_from"'));
 
 /** Writes the whole buffer (a pipe may take part of it, or none when it is full and non-blocking). */
 function writeAll(buf) {
@@ -41,14 +51,16 @@ let pos = 0;
 let rest = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (chunk) => {
-  let data = rest + chunk;
+  const data = rest + chunk;
   let start = 0;
   for (let i = data.indexOf("\n"); i >= 0; i = data.indexOf("\n", start)) {
     const req = JSON.parse(data.slice(start, i));
     start = i + 1;
     const n = pos++;
-    if (n < answers.length && req.id === ids[n]) writeAll(answers[n]);
-    else writeAll(Buffer.from(JSON.stringify({ id: req.id, error: { code: "DT_INTERNAL", message: `echo-sidecar: request ${n} has id ${req.id}, the recording ${ids[n]}` } }) + "\n"));
+    if (n < answers.length && req.id === ids[n]) {
+      if (spins[n]) for (const until = performance.now() + spinMs; performance.now() < until; );
+      writeAll(answers[n]);
+    } else writeAll(Buffer.from(JSON.stringify({ id: req.id, error: { code: "DT_INTERNAL", message: `echo-sidecar: request ${n} has id ${req.id}, the recording ${ids[n]}` } }) + "\n"));
   }
   rest = data.slice(start);
 });

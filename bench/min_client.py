@@ -14,7 +14,7 @@ first, untimed; then the timed encode_prompt lines; then the recorded count_text
 empty round trip). Prints JSON: seconds, requests, tokens (must equal bench_loop.py's), client
 CPU, the server's CPU (/proc, 10 ms ticks) and the empty round trip.
 
-    python3 bench/min_client.py REQUESTS.jsonl ANSWERS.jsonl [--warm 20] [--server "node bench/echo-sidecar.mjs"]
+    python3 bench/min_client.py REQUESTS.jsonl ANSWERS.jsonl [--warm 20] [--server "node bench/echo-sidecar.mjs"] [--spin-us N]
 
 (record both files as the header of bench/echo-sidecar.mjs says; bench/python-floor.mjs runs this
 alternating with the library, the real client and the real client against the fake.)
@@ -68,10 +68,12 @@ def main(argv):
     ap.add_argument("answers")
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--server", default="node " + shlex.quote(os.path.join(HERE, "echo-sidecar.mjs")))
+    ap.add_argument("--spin-us", type=float, default=0, help="passed to the server: a busy wait before each prompt answer")
     a = ap.parse_args(argv)
     reqs = [json.loads(line) for line in open(a.requests, encoding="utf-8") if line.strip()]
     warm, timed, empty = cut(reqs, a.warm)
-    proc = subprocess.Popen(shlex.split(a.server) + [a.answers], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    spin = ["--spin-us", str(a.spin_us)] if a.spin_us else []
+    proc = subprocess.Popen(shlex.split(a.server) + [a.answers] + spin, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     fd = proc.stdin.fileno()
     readline = proc.stdout.readline
     dumps, loads, write, b64decode = json.dumps, json.loads, os.write, base64.b64decode
