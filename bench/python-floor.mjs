@@ -82,6 +82,7 @@ for (const mode of Object.keys(modes)) {
     wall_us: us(median(m.map((x) => x.wall_s ?? x.seconds)), n),
     cpu_us: mode === "lib" ? us(median(m.map((x) => x.cpu_s)), n) : us(median(m.map((x) => x.client_cpu_s)), n),
     server_cpu_us: mode === "lib" ? null : us(median(m.map((x) => x.server_cpu_s)), n),
+    server_main_thread_cpu_us: mode === "lib" ? us(median(m.map((x) => x.main_thread_cpu_s)), n) : us(median(m.map((x) => x.server_main_thread_cpu_s)), n),
     empty_round_trip_us: mode === "lib" ? null : us(median(m.map((x) => x.round_trip_floor_s)), n),
   };
 }
@@ -108,7 +109,7 @@ console.log(
       timed_requests: n,
       tokens,
       load_average: { min: Math.min(...runs.map((x) => x.load_before)), max: Math.max(...runs.map((x) => x.load_before)) },
-      runs: runs.map((x) => ({ round: x.round, mode: x.mode, load_before: x.load_before, spin_us: x.spin_us, wall_s: r3(x.wall_s ?? x.seconds), cpu_s: r3(x.cpu_s ?? x.client_cpu_s), server_cpu_s: r3(x.server_cpu_s ?? null), round_trip_floor_s: r3(x.round_trip_floor_s ?? null), tokens: x.tokens })),
+      runs: runs.map((x) => ({ round: x.round, mode: x.mode, load_before: x.load_before, spin_us: x.spin_us, wall_s: r3(x.wall_s ?? x.seconds), cpu_s: r3(x.cpu_s ?? x.client_cpu_s), server_cpu_s: r3(x.server_cpu_s ?? null), main_thread_cpu_s: r3(x.server_main_thread_cpu_s ?? x.main_thread_cpu_s ?? null), round_trip_floor_s: r3(x.round_trip_floor_s ?? null), tokens: x.tokens })),
       per_request_median_us: per,
       ratios_by_round: byRound,
       ratio_medians: ratios,
