@@ -1,0 +1,66 @@
+// Issue 14: a "recorded-answer" fake of `deltatok serve` over stdio, for measuring what a client in
+// another process costs with zero engine work. It answers the n-th request line with the n-th
+// recorded answer line and does only what any stdio server must: read the line, JSON.parse it,
+// look the answer up by position, write it with one write. No engine, no tokenizer, no
+// conversation state: a client that sends the same requests in the same order as the recorded run
+// (clients/python/scripts/bench_loop.py does: ids and order are deterministic) gets the same
+// answers, so its totals show whether the recording matched. A request whose id differs from the
+// recorded answer's id is answered with an error line instead (the sequence drifted).
+//
+//   # record the request and answer lines of one real run (two tees around the real sidecar):
+//   printf '#!/bin/sh\ntee /tmp/req.jsonl | node %s/dist/src/cli/main.js "$@" | tee /tmp/ans.jsonl\n' "$PWD" > /tmp/tee.sh
+//   chmod +x /tmp/tee.sh
+//   DELTATOK_CMD=/tmp/tee.sh python3 clients/python/scripts/bench_loop.py CORPUS --warm 20
+//   # the unmodified client against the fake (the client appends `serve ARGS`, ignored here):
+//   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl" python3 clients/python/scripts/bench_loop.py CORPUS --warm 20
+//
+//   # the same with an engine that costs exactly N µs a request (a busy wait before each answer
+//   # of an encode_prompt line: the library's own per-request time, so the loop shows the ratio
+//   # a client could reach if the sidecar added nothing to the engine and the engine nothing to it):
+//   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl --spin-us 480" python3 ...
+//
+// bench/python-floor.mjs runs it alternating with the real sidecar, the library and
+// bench/min_client.py. Answers are held as UTF-8 buffers with their newline, written with
+// fs.writeSync on fd 1 (process.stdout is never touched, so the pipe stays as the parent made it).
+import { readFileSync, writeSync } from "node:fs";
+
+const file = process.argv[2];
+if (file === undefined) throw new Error("usage: node bench/echo-sidecar.mjs ANSWERS.jsonl [ignored args]");
+const si = process.argv.indexOf("--spin-us");
+const spinMs = si > 0 ? Number(process.argv[si + 1]) / 1000 : 0;
+if (!(spinMs >= 0)) throw new Error("--spin-us takes a number of microseconds");
+const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0);
+const answers = lines.map((l) => Buffer.from(l + "\n", "utf8"));
+const ids = lines.map((l) => JSON.parse(l).id);
+// only prompt answers carry ids: the engine's work is theirs (tokenizer_info, count_text, stats get none)
+const spins = lines.map((l) => spinMs > 0 && l.includes('"ids_from"'));
+
+/** Writes the whole buffer (a pipe may take part of it, or none when it is full and non-blocking). */
+function writeAll(buf) {
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(1, buf, off);
+    } catch (e) {
+      if (e.code !== "EAGAIN") throw e;
+    }
+  }
+}
+
+let pos = 0;
+let rest = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  const data = rest + chunk;
+  let start = 0;
+  for (let i = data.indexOf("\n"); i >= 0; i = data.indexOf("\n", start)) {
+    const req = JSON.parse(data.slice(start, i));
+    start = i + 1;
+    const n = pos++;
+    if (n < answers.length && req.id === ids[n]) {
+      if (spins[n]) for (const until = performance.now() + spinMs; performance.now() < until; );
+      writeAll(answers[n]);
+    } else writeAll(Buffer.from(JSON.stringify({ id: req.id, error: { code: "DT_INTERNAL", message: `echo-sidecar: request ${n} has id ${req.id}, the recording ${ids[n]}` } }) + "\n"));
+  }
+  rest = data.slice(start);
+});
