@@ -71,6 +71,41 @@ for (const name of SYNTHETIC_NAMES) {
   });
 }
 
+for (const name of ["gemma3", "llama2", "gemini"] as const) {
+  test(`${name}: BPE split at the cuts no merge crosses encodes long sections exactly as the whole-word BPE`, () => {
+    const stock = fresh(modelsDir(name));
+    const tuned = fresh(modelsDir(name));
+    assert.equal(tuneTokenizer(tuned), true);
+    assert.equal(typeof Object.getOwnPropertyDescriptor((tuned as unknown as { model: object }).model, "bpe")?.value, "function", "the split stand-in is installed");
+    // sections far longer than the 256 units the library memoizes a word up to: words, spaces
+    // (runs, leading, trailing), "▁" itself, punctuation, digits, multi-byte text, byte fallback
+    const word = fc.oneof(
+      // ">" before "▁" is inside a Gemma 3 token (">▁</"): no cut there
+      fc.constantFrom("the", "quick", "brown", "fox", "naïve", "Größe", "東京", "😀", "x", "a", "▁", "▁▁", ">", "->", "<", "<b>", "</", "</b>", "'s", "42", "\t", "\n"),
+      fc.string({ unit: "grapheme", maxLength: 6 }),
+      fc.string({ unit: "binary", maxLength: 3 }).filter((t) => t.isWellFormed()),
+    );
+    const sep = fc.constantFrom(" ", " ", " ", "  ", "", "\n", " ▁");
+    const section = fc.array(fc.tuple(word, sep), { minLength: 20, maxLength: 160 }).map((ps) => ps.map(([w, g]) => w + g).join(""));
+    // Gemma 3 encodes "1> </" as 1 | >▁</ : the one place a cut before "▁" after ">" would change the tokens
+    const fixed = `${"word ".repeat(60)}<b> </b> a>▁b >  </ 1> </a\n> </ end`;
+    assert.deepEqual(ids(tuned, fixed), ids(stock, fixed));
+    fc.assert(
+      fc.property(section, (text) => {
+        assert.deepEqual(ids(tuned, text), ids(stock, text));
+        assert.deepEqual(ids(tuned, " " + text + " "), ids(stock, " " + text + " "));
+      }),
+      { numRuns: name === "gemma3" ? 40 : 120 },
+    );
+  });
+}
+
+test("byte-level tokenizers get no BPE split (their words never carry \"▁\")", () => {
+  const tuned = fresh(modelsDir("qwen3"));
+  assert.equal(tuneTokenizer(tuned), true);
+  assert.equal(Object.getOwnPropertyDescriptor((tuned as unknown as { model: object }).model, "bpe"), undefined);
+});
+
 test("an encoder can leave its tokenizer untouched", () => {
   const t = fresh(modelsDir("llama3_1"));
   const json = JSON.parse(readFileSync(join(modelsDir("llama3_1"), "tokenizer.json"), "utf8")) as { added_tokens: [] };

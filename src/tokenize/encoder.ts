@@ -15,6 +15,7 @@
 import type { Tokenizer } from "@huggingface/tokenizers";
 import { DeltatokError } from "../errors.js";
 import { AddedTokenScanner, type AddedTokenSpec } from "./added-tokens.js";
+import { spaceMarkPredecessors, splitAtSpaceMarks } from "./space-mark.js";
 
 /** A growable list of 32-bit values (token ids or offsets). */
 export class U32List {
@@ -229,6 +230,22 @@ function findSlots(tok: Tokenizer): Slot[] {
   ) {
     slots.push({ owner: model, key: "cache", original: cache, replacement: new GenerationalMemo(model.cache_capacity) });
   }
+  // SentencePiece-style BPE (spaces as "▁", whole sections as words): BPE per piece between the
+  // cuts no merge can cross (space-mark.ts), so long sections stop costing one BPE each
+  const vocab = model?.tokens_to_ids;
+  if (
+    model !== undefined &&
+    typeof model.bpe === "function" &&
+    !model.end_of_word_suffix &&
+    !model.continuing_subword_suffix &&
+    vocab instanceof Map &&
+    vocab.has("▁") &&
+    Object.getOwnPropertyDescriptor(model, "bpe") === undefined
+  ) {
+    const before = spaceMarkPredecessors(model);
+    const original = model.bpe as (word: string) => string[];
+    if (before !== null) slots.push({ owner: model, key: "bpe", original, replacement: splitAtSpaceMarks(original, before) });
+  }
   return slots;
 }
 
@@ -238,6 +255,8 @@ const PROBES = [
   "naïve café — Größe ÆØÅ 東京都 中文字 한국어 العربية עברית 😀👍🏽 \u00a0\u2028 a \u0085b\ufeff'll end",
   '{"name": "get_user", "arguments": {"user_id": "omar_rossi_1241", "n": 42}}\n</tool_call>',
   "    def f(x):\n        return x ** 2  # squares\r\n" + "ab".repeat(200) + " " + "9".repeat(40),
+  // a long run of words: one BPE word per section in SentencePiece-style models
+  "The quick brown fox, it said, jumps over the lazy dog again and again; 1 2 3 — naïve ▁x ▁▁y  z 1> </a\n".repeat(12),
 ];
 
 /**

@@ -32,6 +32,7 @@
  */
 import { DeltatokError } from "../errors.js";
 import { U32List, type EncoderSource, type TokenEncoder } from "./encoder.js";
+import { SPACE_MARK, spaceMarkPredecessors } from "./space-mark.js";
 
 /** How a tokenizer's stream is cut. */
 export interface StreamRule {
@@ -135,7 +136,6 @@ const KNOWN_SPLITS: ReadonlyArray<{ patterns: readonly string[]; newlineRule: bo
   { patterns: [GPT2], newlineRule: false },
 ];
 
-const SPACE_MARK = 0x2581; // "▁"
 
 type Json = Record<string, unknown>;
 
@@ -293,8 +293,9 @@ function deriveRule(source: EncoderSource): StreamRule {
       (pre.type === "Split" && (pre.pattern as Json | undefined)?.String === " " && pre.behavior === "MergedWithPrevious" && pre.invert === false);
     if (!preOk) return whole("a pre-tokenizer after the SentencePiece normalizer");
     if (added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
-    const before = spaceMarkPredecessors(tok);
-    if (before === null) return whole("the BPE model's tables are not readable");
+    const known = spaceMarkPredecessors(tok.model as Json | undefined);
+    if (known === null) return whole("the BPE model's tables are not readable");
+    const before = new Set(known);
     // A piece after an added token starts a new section (Llama 2's Prepend "▁" applies there):
     // never cut right after a unit an added token can end with, so the anchor is never one.
     for (const t of added) {
@@ -326,28 +327,6 @@ function deriveRule(source: EncoderSource): StreamRule {
     },
     memo: new PieceMemo(),
   };
-}
-
-/**
- * Units that precede "▁" inside some vocabulary token or merge result of the runtime BPE model
- * (`tokens_to_ids`, `bpe_ranks` of @huggingface/tokenizers); null when the tables are not there.
- */
-function spaceMarkPredecessors(tok: Json): Set<number> | null {
-  const model = tok.model as Json | undefined;
-  const vocab = model?.tokens_to_ids;
-  const ranks = model?.bpe_ranks;
-  if (!(vocab instanceof Map) || !(ranks instanceof Map)) return null;
-  const out = new Set<number>();
-  const scan = (s: string): void => {
-    for (let i = s.indexOf("▁", 1); i > 0; i = s.indexOf("▁", i + 1)) out.add(s.charCodeAt(i - 1));
-  };
-  for (const k of vocab.keys()) if (typeof k === "string") scan(k);
-  for (const k of ranks.keys()) {
-    if (typeof k !== "string") continue;
-    const pair = JSON.parse(k) as unknown;
-    if (Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "string") scan(pair[0] + pair[1]);
-  }
-  return out;
 }
 
 /** Limits of one counter. */
