@@ -21,7 +21,7 @@ from concurrent.futures import Executor
 from typing import Any, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 from ._errors import DeltatokError, error_from_record
-from ._prefix import PrefixTable, is_prefix_unknown, route_of
+from ._prefix import ROUND, BaseMissing, Plan, PrefixTable, is_prefix_unknown, route_of
 
 __all__ = ["Call", "run", "run_many", "arun", "arun_many", "prompt_plan", "simple_plan", "MAX_BATCH"]
 
@@ -75,7 +75,18 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         # the caller changed a message or the tools in place: the answer is the guessed state's
         result = yield from _by_content(table, method, messages, tools, extra, want_ids)
         return result
-    return plan.finish(result)
+    result = yield from _finish(plan, method, extra, result)
+    return result
+
+
+def _finish(plan: Plan, method: str, extra: Dict[str, Any], result: Any) -> PlanGen:
+    """`plan.finish(result)`; a chained call whose ids came as a delta against an earlier answer
+    the client did not keep is resent whole."""
+    try:
+        return plan.finish(result)
+    except BaseMissing:
+        result = yield Call(method, plan.whole(extra), plan.route)
+        return plan.finish(result)
 
 
 def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools: Any, extra: Dict[str, Any], want_ids: bool) -> PlanGen:
@@ -87,7 +98,8 @@ def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools:
         if not (is_prefix_unknown(e) and plan.has_prefix):
             raise
         result = yield Call(method, plan.whole(extra), plan.route)
-    return plan.finish(result)
+    result = yield from _finish(plan, method, extra, result)
+    return result
 
 
 def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool, Any]:
@@ -125,8 +137,19 @@ Outcome = Union[Any, BaseException]
 
 
 def _round(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
-    """Advances every plan in `pending` with its value/exception; collects the next calls."""
-    for i, (value, exc) in pending.items():
+    """Advances every plan in `pending` with its value/exception (in call order: an earlier call
+    of a batch is finished before a later one chained on it); collects the next calls. The
+    prompt plans made meanwhile are one round (`ROUND`): their calls go out in one batch request,
+    run by the server in order, so a later one may extend an earlier one's state."""
+    token = ROUND.set(object())
+    try:
+        _advance(gens, pending, calls, out)
+    finally:
+        ROUND.reset(token)
+
+
+def _advance(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
+    for i, (value, exc) in sorted(pending.items()):
         try:
             more, step = _step(gens[i], value, exc)
         except BaseException as e:  # noqa: BLE001 - one plan's error is its own outcome
