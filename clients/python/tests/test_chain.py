@@ -197,6 +197,24 @@ class ChainedBatchTest(unittest.TestCase):
         self.assertEqual(tok.stats()["client"]["resent_whole"], len(ks) - 1)
         tok.close()
 
+    def test_a_message_edited_in_place_between_batches_refutes_the_whole_chain(self):
+        c = support.corpus()[6]
+        ks = turns(c)
+        msgs = [dict(m) for m in c["messages"]]
+        ref = support.tokenizer(incremental=False)
+        tok = support.tokenizer()
+        half = len(ks) // 2
+        first = tok.apply_chat_template([msgs[:k] for k in ks[:half]], tools=c["tools"], add_generation_prompt=True)
+        msgs[1]["content"] = msgs[1]["content"] + " (edited)"  # in place: the same dict, guessed by identity
+        prompts = [msgs[:k] for k in ks[half:]]
+        got = tok.apply_chat_template(prompts, tools=c["tools"], add_generation_prompt=True)
+        self.assertEqual(got, ref.apply_chat_template(prompts, tools=c["tools"], add_generation_prompt=True))
+        self.assertNotEqual(got[0][:len(first[-1])], first[-1])
+        stats = tok.stats()["client"]
+        self.assertEqual(stats["guess_missed"], len(ks) - half, "the first guess and every one chained on it")
+        tok.close()
+        ref.close()
+
     def test_asyncio_batch_is_chained(self):
         from deltatok.aio import AsyncAutoTokenizer
         c = support.corpus()[4]

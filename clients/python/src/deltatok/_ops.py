@@ -62,6 +62,14 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         return (yield Call(method, p, route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
+        result = yield from _guessed(table, plan, method, messages, tools, extra, want_ids)
+    finally:
+        plan.done()
+    return result
+
+
+def _guessed(table: PrefixTable, plan: Plan, method: str, messages: Sequence[Any], tools: Any, extra: Dict[str, Any], want_ids: bool) -> PlanGen:
+    try:
         result = yield Call(method, plan.params(extra), plan.route, plan.verify)
     except DeltatokError as e:
         if not plan.verify():
@@ -93,12 +101,15 @@ def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools:
     """The request planned by fingerprints only (no identity guess), resent whole if need be."""
     plan = table.plan(messages, tools, want_ids, guess=False)
     try:
-        result = yield Call(method, plan.params(extra), plan.route)
-    except DeltatokError as e:
-        if not (is_prefix_unknown(e) and plan.has_prefix):
-            raise
-        result = yield Call(method, plan.whole(extra), plan.route)
-    result = yield from _finish(plan, method, extra, result)
+        try:
+            result = yield Call(method, plan.params(extra), plan.route)
+        except DeltatokError as e:
+            if not (is_prefix_unknown(e) and plan.has_prefix):
+                raise
+            result = yield Call(method, plan.whole(extra), plan.route)
+        result = yield from _finish(plan, method, extra, result)
+    finally:
+        plan.done()
     return result
 
 
@@ -195,6 +206,17 @@ def _send_group(call: CallFn, calls: Dict[int, Call], route: Optional[str], chun
         return [(None, e)] * len(chunk)
 
 
+def _by_route(groups: List[Tuple[Optional[str], List[int]]]) -> List[Tuple[Optional[str], List[List[int]]]]:
+    by: Dict[Optional[str], List[List[int]]] = {}
+    for route, chunk in groups:
+        by.setdefault(route, []).append(chunk)
+    return list(by.items())
+
+
+def _send_chunks(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
+    return [_send_group(call, calls, route, chunk) for chunk in chunks]
+
+
 def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = None) -> List[Outcome]:
     """Drives plans in lockstep, one `batch` request per round; each outcome is an answer or the
     exception its plan ended with. With an `executor`, each round is split by routing key and the
@@ -209,8 +231,10 @@ def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = N
         if executor is None or len(groups) == 1:
             answered = [_send_group(call, calls, route, chunk) for route, chunk in groups]
         else:
-            futures = [executor.submit(_send_group, call, calls, route, chunk) for route, chunk in groups]
-            answered = [f.result() for f in futures]
+            # one task per routing key, its chunks in order (a later chunk may be chained on an earlier)
+            futures = [executor.submit(_send_chunks, call, calls, route, chunks) for route, chunks in _by_route(groups)]
+            answered = [a for f in futures for a in f.result()]
+            groups = [(route, chunk) for route, chunks in _by_route(groups) for chunk in chunks]
         for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a
@@ -244,6 +268,11 @@ async def _asend_group(acall: Callable[[str, Dict[str, Any], Optional[str]], Awa
         return [(None, e)] * len(chunk)
 
 
+async def _asend_chunks(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], calls: Dict[int, Call], route: Optional[str],
+                        chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
+    return [await _asend_group(acall, calls, route, chunk) for chunk in chunks]
+
+
 async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gens: List[PlanGen], split: bool = False) -> List[Outcome]:
     out: List[Outcome] = [None] * len(gens)
     pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
@@ -251,8 +280,8 @@ async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaita
         calls: Dict[int, Call] = {}
         _round(gens, pending, calls, out)
         pending = {}
-        groups = _groups(calls, split)
-        answered = await asyncio.gather(*[_asend_group(acall, calls, route, chunk) for route, chunk in groups])
+        groups = [(route, chunk) for route, chunks in _by_route(_groups(calls, split)) for chunk in chunks]
+        answered = [a for part in await asyncio.gather(*[_asend_chunks(acall, calls, route, chunks) for route, chunks in _by_route(groups)]) for a in part]
         for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a

@@ -273,6 +273,10 @@ class Plan:
             self._table.resent_whole += 1
         return self.params(extra)
 
+    def done(self) -> None:
+        """The request is over (answered or not): it lets go of the plan it was chained on."""
+        self._dep = None
+
     def finish(self, result: Any) -> Any:
         """The answer with whole ids (rebuilt from the held ones when the server sent a delta). The
         table keeps its own list; the caller gets a copy it may change."""
@@ -585,15 +589,16 @@ class PrefixTable:
             self.evictions += 1
 
     def _answered(self, conv: _Conversation, state: int, ids: Optional[List[int]], crossed: int, reused: int) -> None:
-        if ids is None:
-            return
-        held = ids
         with self._lock:
+            if conv.state == state:
+                conv.plan = None  # answered: nothing more is chained on it
+            if ids is None:
+                return
+            held = ids
             self.ids_received += crossed
             self.ids_reused += reused
             if conv.state != state or self._convs.get(conv.cid) is not conv:
                 return  # the conversation moved on (or was evicted) meanwhile
-            conv.plan = None
             conv.ids = held
             conv.ids_state = state
             extra = _ID_BYTES * len(held)
