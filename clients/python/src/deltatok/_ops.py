@@ -6,7 +6,9 @@ the server answered; ``route`` is the conversation's routing key (sent over HTTP
 X-Deltatok-Conversation header, None for calls that belong to no conversation). ``run`` drives
 one plan over a blocking transport, ``run_many`` drives several in lockstep, sending each round's
 calls as one ``batch`` request (a conversation whose prefix the server did not hold is resent in
-the next round); ``arun``/``arun_many`` do the same over an asyncio transport.
+the next round); ``arun``/``arun_many`` do the same over an asyncio transport. A round's prompt
+plans are made under one ``ROUND`` token and its answers finished in call order, so a call may be
+chained on an earlier call of the same batch (_prefix: "Chained in a batch").
 
 A batch is one HTTP request, so a router sends all of it to one instance. Unsplit (the default),
 it carries the routing key of its first call: a harness that sends the same conversations

@@ -43,6 +43,17 @@ sent again the ordinary way (counted as ``guess_missed``). While a guess is unco
 conversation takes no other request (they start their own), so nothing is spliced onto an
 unconfirmed state.
 
+Chained in a batch: the plans of one batch round (``ROUND``, set by _ops while it advances the
+plans whose calls go out as one batch request) are made before any of them is answered. A plan
+may extend the latest state of a conversation when that state's plan belongs to the same round,
+as if it had been answered: the server runs a batch's calls in order (one engine in order; with
+workers, a conversation's calls stay on one worker, in order — DESIGN.md, Python client), so the
+earlier call's state exists when the later one runs, and if it does not the server answers
+DT_PREFIX_UNKNOWN and the later call is resent whole. An identity guess may be chained on an
+unconfirmed guess of its round: it is confirmed against that guess's fingerprints once that guess
+is, and refuted with it. A chained encode asks for ``ids_delta`` against the earlier call's ids,
+which the round finishes first (``Plan.finish``: in call order); counted as ``chained_in_batch``.
+
 For encode requests the table also keeps the ids answered for each conversation's latest state,
 and asks the server for the ids after the common prefix only (``ids_delta``; the server compares
 the ids themselves), so a long conversation's ids cross the pipe once.
