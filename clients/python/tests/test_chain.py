@@ -252,6 +252,25 @@ class ChainedOverHttpTest(unittest.TestCase):
         self.assertEqual([r["ids"] for r in got], [want[key] for key in items])
         self.assertEqual((stats["new_conversations"], stats["chained_in_batch"], stats["resent_whole"]), (4, len(items) - 4, 0))
 
+    def test_split_batches_send_a_conversations_chunks_in_order(self):
+        from deltatok import _ops
+        convs = support.corpus()[:3]
+        want = expected()
+        items = [(ci, k) for ci, c in enumerate(convs) for k in turns(c)]
+        saved = _ops.MAX_BATCH
+        with support.HttpServer() as server:
+            tok = deltatok.AutoTokenizer.from_pretrained("qwen3", url=server.url, split_batches=True)
+            try:
+                _ops.MAX_BATCH = 3  # each conversation's calls in several chunks, chained across them
+                got = tok.client.prompt_many("encode_prompt", [{"messages": convs[ci]["messages"][:k], "tools": convs[ci]["tools"],
+                                                                "add_generation_prompt": True} for ci, k in items])
+            finally:
+                _ops.MAX_BATCH = saved
+                stats = tok.stats()["client"]
+                tok.close()
+        self.assertEqual([r["ids"] for r in got], [want[key] for key in items])
+        self.assertEqual((stats["new_conversations"], stats["chained_in_batch"], stats["resent_whole"]), (3, len(items) - 3, 0))
+
     def test_restart_between_batches(self):
         c = support.corpus()[5]
         ks = turns(c)
