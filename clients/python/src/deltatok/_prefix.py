@@ -430,7 +430,6 @@ class PrefixTable:
             self._index(conv, chain)
             self._evict()
             p = Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids, None, dep)
-            p._fps = fps
             self._latest(conv, p)
             return p
 
@@ -495,14 +494,16 @@ class PrefixTable:
 
     def _chained(self, conv: _Conversation) -> Optional[Plan]:
         """The plan of `conv`'s latest state when it was made in the batch round being planned
-        (not answered yet: the new request is chained on it). Counts it. Under the lock."""
+        (not answered yet: the new request is chained on it). Under the lock."""
         rnd = ROUND.get()
-        if rnd is None or conv.round is not rnd or conv.plan is None:
+        if rnd is None or conv.round is not rnd:
             return None
-        self.chained_in_batch += 1
         return conv.plan
 
     def _latest(self, conv: _Conversation, plan: Plan) -> None:
+        """`plan` is the conversation's latest state (counted when chained). Under the lock."""
+        if plan._dep is not None:
+            self.chained_in_batch += 1
         conv.plan = plan
         conv.round = ROUND.get()
 
