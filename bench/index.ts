@@ -49,7 +49,7 @@
  *   --suite python            issue 14: the Python client's apply_chat_template loop (a `deltatok serve` child,
  *                             only appended messages sent) vs the in-process library, same requests
  *   --warm N                  python: conversations run first, untimed (default 20)
- *   --rounds N                python: rounds, each the library then Python (default 1)
+ *   --rounds N                python: rounds, each the library, then Python one call per request, then one batch per conversation (default 1)
  *   --python PATH             python: the interpreter (default python3)
  *   --suite cluster           issue 15: the Python client's count_prompt into one instance, then
  *                             through nginx over --instances (3) instances, then with the one holding

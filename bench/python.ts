@@ -4,7 +4,10 @@
  * messages[:k], tools=tools, add_generation_prompt=True))` in Python (clients/python/scripts/
  * bench_loop.py over a `deltatok serve` child, the client sending only appended messages) and
  * `dt.encodePrompt(messages.slice(0, k), {tools, add_generation_prompt: true})` here. Both warm up
- * on the first conversations (JIT, caches) and time the rest; rounds alternate the two.
+ * on the first conversations (JIT, caches) and time the rest; rounds alternate the two. The
+ * Python loop runs twice per round: one call per request, and one batch per conversation
+ * (`bench_loop.py --batch`: `apply_chat_template([messages[:k] for k in turns])`, a metrics drain
+ * over a finished trajectory; its calls are chained in the batch, docs/MEASURED.md Issue 14).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -35,10 +38,14 @@ interface PythonRun {
   /** The same number of calls that carry nothing (count_text "hi"), seconds. */
   round_trip_floor_s: number;
   client: Record<string, number>;
+  /** Bytes the sidecar read (the client sent) and wrote over the loop; null off Linux. */
+  sidecar_read_bytes: number | null;
+  sidecar_written_bytes: number | null;
 }
 
-function runPython(o: PythonBenchOptions): Promise<PythonRun> {
+function runPython(o: PythonBenchOptions, batch = false): Promise<PythonRun> {
   const args = [LOOP, o.corpus, "--warm", String(o.warm), "--tokenizer", o.engine.tokenizer ?? "qwen3", "--date", String(o.engine.date ?? "2026-11-30")];
+  if (batch) args.push("--batch");
   return new Promise((resolve, reject) => {
     const p = spawn(o.python, args, { env: { ...process.env, DELTATOK_CMD: `"${process.execPath}" "${CLI}"` }, stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
@@ -80,8 +87,11 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
   for (let i = 0; i < o.rounds; i++) {
     const lib = await inProcess();
     const py = await runPython(o);
-    if (py.tokens !== lib.tokens || py.requests !== lib.requests) {
-      throw new Error(`python answered ${py.tokens} tokens in ${py.requests} requests, the library ${lib.tokens} in ${lib.requests}`);
+    const pb = await runPython(o, true);
+    for (const [label, x] of [["python", py], ["python --batch", pb]] as const) {
+      if (x.tokens !== lib.tokens || x.requests !== lib.requests) {
+        throw new Error(`${label} answered ${x.tokens} tokens in ${x.requests} requests, the library ${lib.tokens} in ${lib.requests}`);
+      }
     }
     rounds.push({
       in_process_s: r3(lib.seconds),
@@ -99,6 +109,15 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
       ceiling_ratio: r3(lib.seconds / (lib.seconds + py.round_trip_floor_s)),
       requests_per_s: { in_process: Math.round(lib.requests / lib.seconds), python: Math.round(py.requests / py.seconds) },
       client: py.client,
+      // one batch per conversation (bench_loop.py --batch), same requests
+      python_batch_s: r3(pb.seconds),
+      batch_ratio: r3(lib.seconds / pb.seconds),
+      batch_cpu_ratio: pb.server_cpu_s === null ? null : r3(lib.cpu_s / (pb.client_cpu_s + pb.server_cpu_s)),
+      python_batch_client_cpu_s: r3(pb.client_cpu_s),
+      batch_sidecar_cpu_s: pb.server_cpu_s === null ? null : r3(pb.server_cpu_s),
+      sent_bytes: { per_call: py.sidecar_read_bytes, batch: pb.sidecar_read_bytes },
+      received_bytes: { per_call: py.sidecar_written_bytes, batch: pb.sidecar_written_bytes },
+      batch_client: pb.client,
     });
   }
   const ratios = rounds.map((r) => r.ratio as number).sort((a, b) => a - b);
@@ -109,9 +128,11 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
     requests_timed: convs.slice(o.warm).reduce((a, c) => a + assistantIndices(c.messages).length, 0),
     rounds,
     ratio_median: ratios[Math.floor(ratios.length / 2)],
+    batch_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)])(rounds.map((r) => r.batch_ratio as number).sort((a, b) => a - b)),
     cpu_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)] ?? null)(rounds.map((r) => r.cpu_ratio as number | null).filter((x): x is number => x !== null).sort((a, b) => a - b)),
     note:
       "ratio = in-process seconds / python seconds (throughput of the Python loop over the library's); target ≥ 0.7. cpu_ratio = in-process CPU / (python client CPU + sidecar CPU). " +
-      "ceiling_ratio = in-process seconds / (in-process seconds + round_trip_floor_s): the ratio with the round trips alone added (no payload work on either side)",
+      "ceiling_ratio = in-process seconds / (in-process seconds + round_trip_floor_s): the ratio with the round trips alone added (no payload work on either side). " +
+      "batch_ratio = in-process seconds / seconds of the same requests as one batch per conversation (bench_loop.py --batch)",
   };
 }

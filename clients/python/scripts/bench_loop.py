@@ -2,11 +2,13 @@
 """The Done-when loop of issue 14, timed: every request of a corpus through
 `len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))`, after
 warming up on the first conversations. Prints JSON (seconds, requests, tokens, the client's
-prefix counters, CPU seconds of this process and of the sidecar, and the round-trip floor: as
-many empty calls, timed after the loop). Run by
+prefix counters, CPU seconds of this process and of the sidecar, the bytes the sidecar read and
+wrote over the loop, and the round-trip floor: as many empty calls, timed after the loop). With
+`--batch`, each conversation's prompts go as one batch, as a metrics drain over a finished
+trajectory asks them: `tok.apply_chat_template([messages[:k] for k in turns], ...)`. Run by
 `npm run bench -- --suite python`.
 
-    python3 bench_loop.py CORPUS [--warm N] [--tokenizer qwen3] [--date 2026-11-30]
+    python3 bench_loop.py CORPUS [--warm N] [--tokenizer qwen3] [--date 2026-11-30] [--batch]
 """
 import argparse
 import json
@@ -32,12 +34,23 @@ def proc_cpu(pid, main_thread=False):
         return None
 
 
+def proc_io(pid):
+    """(bytes read, bytes written) by a process, pipes included (Linux /proc; None elsewhere)."""
+    try:
+        with open("/proc/%d/io" % pid) as f:
+            io = dict(line.split(": ") for line in f.read().splitlines())
+        return int(io["rchar"]), int(io["wchar"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
     ap.add_argument("--warm", type=int, default=20, help="conversations run first, untimed")
     ap.add_argument("--tokenizer", default="qwen3")
     ap.add_argument("--date", default="2026-11-30")
+    ap.add_argument("--batch", action="store_true", help="each conversation's prompts as one batch")
     a = ap.parse_args(argv)
     convs = [json.loads(line) for line in open(a.corpus, encoding="utf-8") if line.strip()]
     tok = AutoTokenizer.from_pretrained(a.tokenizer, date=a.date)
@@ -46,6 +59,11 @@ def main(argv):
         n = tokens = 0
         for c in cs:
             messages, tools = c["messages"], c.get("tools")
+            if a.batch:
+                turns = [k for k, m in enumerate(messages) if m["role"] == "assistant"]
+                tokens += sum(map(len, tok.apply_chat_template([messages[:k] for k in turns], tools=tools, add_generation_prompt=True)))
+                n += len(turns)
+                continue
             for k, m in enumerate(messages):
                 if m["role"] == "assistant":
                     tokens += len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))
@@ -56,6 +74,7 @@ def main(argv):
     pid = getattr(tok.client.transport, "pid", None)
     s0 = proc_cpu(pid) if pid else None
     m0 = proc_cpu(pid, True) if pid else None
+    io0 = proc_io(pid) if pid else None
     c0 = time.process_time()
     t0 = time.perf_counter()
     n, tokens = loop(convs[a.warm:])
@@ -63,6 +82,7 @@ def main(argv):
     client_cpu = time.process_time() - c0
     s1 = proc_cpu(pid) if pid else None
     m1 = proc_cpu(pid, True) if pid else None
+    io1 = proc_io(pid) if pid else None
     # the round-trip floor: as many calls that carry nothing (count_text "hi"), over the same pipe
     t1 = time.perf_counter()
     for _ in range(n):
@@ -73,7 +93,9 @@ def main(argv):
     print(json.dumps({"seconds": seconds, "requests": n, "tokens": tokens, "client_cpu_s": client_cpu,
                       "server_cpu_s": None if s0 is None or s1 is None else s1 - s0,
                       "server_main_thread_cpu_s": None if m0 is None or m1 is None else m1 - m0,
-                      "round_trip_floor_s": round_trip, "client": stats}))
+                      "round_trip_floor_s": round_trip, "client": stats, "batch": a.batch,
+                      "sidecar_read_bytes": None if io0 is None or io1 is None else io1[0] - io0[0],
+                      "sidecar_written_bytes": None if io0 is None or io1 is None else io1[1] - io0[1]}))
 
 
 if __name__ == "__main__":

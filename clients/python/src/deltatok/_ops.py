@@ -6,7 +6,9 @@ the server answered; ``route`` is the conversation's routing key (sent over HTTP
 X-Deltatok-Conversation header, None for calls that belong to no conversation). ``run`` drives
 one plan over a blocking transport, ``run_many`` drives several in lockstep, sending each round's
 calls as one ``batch`` request (a conversation whose prefix the server did not hold is resent in
-the next round); ``arun``/``arun_many`` do the same over an asyncio transport.
+the next round); ``arun``/``arun_many`` do the same over an asyncio transport. A round's prompt
+plans are made under one ``ROUND`` token and its answers finished in call order, so a call may be
+chained on an earlier call of the same batch (_prefix: "Chained in a batch").
 
 A batch is one HTTP request, so a router sends all of it to one instance. Unsplit (the default),
 it carries the routing key of its first call: a harness that sends the same conversations
@@ -21,7 +23,7 @@ from concurrent.futures import Executor
 from typing import Any, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 from ._errors import DeltatokError, error_from_record
-from ._prefix import PrefixTable, is_prefix_unknown, route_of
+from ._prefix import ROUND, BaseMissing, Plan, PrefixTable, is_prefix_unknown, route_of
 
 __all__ = ["Call", "run", "run_many", "arun", "arun_many", "prompt_plan", "simple_plan", "MAX_BATCH"]
 
@@ -62,6 +64,14 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         return (yield Call(method, p, route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
+        result = yield from _guessed(table, plan, method, messages, tools, extra, want_ids)
+    finally:
+        plan.done()
+    return result
+
+
+def _guessed(table: PrefixTable, plan: Plan, method: str, messages: Sequence[Any], tools: Any, extra: Dict[str, Any], want_ids: bool) -> PlanGen:
+    try:
         result = yield Call(method, plan.params(extra), plan.route, plan.verify)
     except DeltatokError as e:
         if not plan.verify():
@@ -75,19 +85,34 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
         # the caller changed a message or the tools in place: the answer is the guessed state's
         result = yield from _by_content(table, method, messages, tools, extra, want_ids)
         return result
-    return plan.finish(result)
+    result = yield from _finish(plan, method, extra, result)
+    return result
+
+
+def _finish(plan: Plan, method: str, extra: Dict[str, Any], result: Any) -> PlanGen:
+    """`plan.finish(result)`; a chained call whose ids came as a delta against an earlier answer
+    the client did not keep is resent whole."""
+    try:
+        return plan.finish(result)
+    except BaseMissing:
+        result = yield Call(method, plan.whole(extra), plan.route)
+        return plan.finish(result)
 
 
 def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools: Any, extra: Dict[str, Any], want_ids: bool) -> PlanGen:
     """The request planned by fingerprints only (no identity guess), resent whole if need be."""
     plan = table.plan(messages, tools, want_ids, guess=False)
     try:
-        result = yield Call(method, plan.params(extra), plan.route)
-    except DeltatokError as e:
-        if not (is_prefix_unknown(e) and plan.has_prefix):
-            raise
-        result = yield Call(method, plan.whole(extra), plan.route)
-    return plan.finish(result)
+        try:
+            result = yield Call(method, plan.params(extra), plan.route)
+        except DeltatokError as e:
+            if not (is_prefix_unknown(e) and plan.has_prefix):
+                raise
+            result = yield Call(method, plan.whole(extra), plan.route)
+        result = yield from _finish(plan, method, extra, result)
+    finally:
+        plan.done()
+    return result
 
 
 def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool, Any]:
@@ -125,8 +150,19 @@ Outcome = Union[Any, BaseException]
 
 
 def _round(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
-    """Advances every plan in `pending` with its value/exception; collects the next calls."""
-    for i, (value, exc) in pending.items():
+    """Advances every plan in `pending` with its value/exception (in call order: an earlier call
+    of a batch is finished before a later one chained on it); collects the next calls. The
+    prompt plans made meanwhile are one round (`ROUND`): their calls go out in one batch request,
+    run by the server in order, so a later one may extend an earlier one's state."""
+    token = ROUND.set(object())
+    try:
+        _advance(gens, pending, calls, out)
+    finally:
+        ROUND.reset(token)
+
+
+def _advance(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
+    for i, (value, exc) in sorted(pending.items()):
         try:
             more, step = _step(gens[i], value, exc)
         except BaseException as e:  # noqa: BLE001 - one plan's error is its own outcome
@@ -172,6 +208,17 @@ def _send_group(call: CallFn, calls: Dict[int, Call], route: Optional[str], chun
         return [(None, e)] * len(chunk)
 
 
+def _by_route(groups: List[Tuple[Optional[str], List[int]]]) -> List[Tuple[Optional[str], List[List[int]]]]:
+    by: Dict[Optional[str], List[List[int]]] = {}
+    for route, chunk in groups:
+        by.setdefault(route, []).append(chunk)
+    return list(by.items())
+
+
+def _send_chunks(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
+    return [_send_group(call, calls, route, chunk) for chunk in chunks]
+
+
 def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = None) -> List[Outcome]:
     """Drives plans in lockstep, one `batch` request per round; each outcome is an answer or the
     exception its plan ended with. With an `executor`, each round is split by routing key and the
@@ -186,8 +233,10 @@ def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = N
         if executor is None or len(groups) == 1:
             answered = [_send_group(call, calls, route, chunk) for route, chunk in groups]
         else:
-            futures = [executor.submit(_send_group, call, calls, route, chunk) for route, chunk in groups]
-            answered = [f.result() for f in futures]
+            # one task per routing key, its chunks in order (a later chunk may be chained on an earlier)
+            futures = [executor.submit(_send_chunks, call, calls, route, chunks) for route, chunks in _by_route(groups)]
+            answered = [a for f in futures for a in f.result()]
+            groups = [(route, chunk) for route, chunks in _by_route(groups) for chunk in chunks]
         for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a
@@ -221,6 +270,11 @@ async def _asend_group(acall: Callable[[str, Dict[str, Any], Optional[str]], Awa
         return [(None, e)] * len(chunk)
 
 
+async def _asend_chunks(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], calls: Dict[int, Call], route: Optional[str],
+                        chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
+    return [await _asend_group(acall, calls, route, chunk) for chunk in chunks]
+
+
 async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gens: List[PlanGen], split: bool = False) -> List[Outcome]:
     out: List[Outcome] = [None] * len(gens)
     pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
@@ -228,8 +282,8 @@ async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaita
         calls: Dict[int, Call] = {}
         _round(gens, pending, calls, out)
         pending = {}
-        groups = _groups(calls, split)
-        answered = await asyncio.gather(*[_asend_group(acall, calls, route, chunk) for route, chunk in groups])
+        groups = [(route, chunk) for route, chunks in _by_route(_groups(calls, split)) for chunk in chunks]
+        answered = [a for part in await asyncio.gather(*[_asend_chunks(acall, calls, route, chunks) for route, chunks in _by_route(groups)]) for a in part]
         for (_route, chunk), answers in zip(groups, answered):
             for i, a in zip(chunk, answers):
                 pending[i] = a

@@ -43,6 +43,17 @@ sent again the ordinary way (counted as ``guess_missed``). While a guess is unco
 conversation takes no other request (they start their own), so nothing is spliced onto an
 unconfirmed state.
 
+Chained in a batch: the plans of one batch round (``ROUND``, set by _ops while it advances the
+plans whose calls go out as one batch request) are made before any of them is answered. A plan
+may extend the latest state of a conversation when that state's plan belongs to the same round,
+as if it had been answered: the server runs a batch's calls in order (one engine in order; with
+workers, a conversation's calls stay on one worker, in order — DESIGN.md, Python client), so the
+earlier call's state exists when the later one runs, and if it does not the server answers
+DT_PREFIX_UNKNOWN and the later call is resent whole. An identity guess may be chained on an
+unconfirmed guess of its round: it is confirmed against that guess's fingerprints once that guess
+is, and refuted with it. A chained encode asks for ``ids_delta`` against the earlier call's ids,
+which the round finishes first (``Plan.finish``: in call order); counted as ``chained_in_batch``.
+
 For encode requests the table also keeps the ids answered for each conversation's latest state,
 and asks the server for the ids after the common prefix only (``ids_delta``; the server compares
 the ids themselves), so a long conversation's ids cross the pipe once.
@@ -54,6 +65,7 @@ least recently used first out. Thread-safe.
 from __future__ import annotations
 
 import base64
+import contextvars
 import hashlib
 import itertools
 import json
@@ -68,7 +80,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._errors import PREFIX_UNKNOWN, DeltatokError
 
-__all__ = ["PrefixTable", "Plan", "fingerprint", "conversation_key", "ROUTE_HEADER"]
+__all__ = ["PrefixTable", "Plan", "fingerprint", "conversation_key", "ROUTE_HEADER", "ROUND"]
+
+#: The batch round being planned (an object unique to it; set by _ops while it advances the plans
+#: whose calls go out in one batch request, None otherwise). A plan made in a round may extend
+#: the state of an earlier plan of the same round (see "Chained in a batch" in the docstring).
+ROUND: "contextvars.ContextVar[Optional[object]]" = contextvars.ContextVar("deltatok_round", default=None)
 
 #: The HTTP header that carries a request's routing key (deploy/nginx/deltatok.conf hashes it).
 ROUTE_HEADER = "X-Deltatok-Conversation"
@@ -160,7 +177,7 @@ def _confirmed_prefix(msgs: List[Any], held: List[bytes], k: int) -> Optional[Li
 
 
 class _Conversation:
-    __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys", "msgs", "tools", "lead", "guessing")
+    __slots__ = ("cid", "route", "state", "fps", "tools_fp", "ids", "ids_state", "bytes", "keys", "msgs", "tools", "lead", "guessing", "plan", "round")
 
     def __init__(self, cid: str, route: str):
         self.cid = cid
@@ -178,17 +195,20 @@ class _Conversation:
         self.tools: Any = None
         self.lead = 0
         self.guessing = False
+        # the plan of the latest state and the batch round it was made in (for chaining)
+        self.plan: Optional["Plan"] = None
+        self.round: Optional[object] = None
 
 
 class Plan:
     """One prompt request's wire params, and how to finish its answer."""
 
     __slots__ = ("_table", "_conv", "_state", "_base_ids", "_want_ids", "_messages", "_tools", "_prefix_len", "_prefix_state", "_omit_tools", "resent",
-                 "_guess", "_verified")
+                 "_guess", "_verified", "_dep", "_dep_ids", "_child", "_ids", "_fps")
 
     def __init__(self, table: "PrefixTable", conv: _Conversation, state: int, messages: Sequence[Any], tools: Any,
                  prefix_len: int, prefix_state: int, omit_tools: bool, base_ids: Optional[List[int]], want_ids: bool,
-                 guess: Optional[Tuple[List[bytes], Optional[bytes]]] = None):
+                 guess: Optional[Tuple[Optional[List[bytes]], Optional[bytes]]] = None, dep: Optional["Plan"] = None):
         self._table = table
         self._conv = conv
         self._state = state
@@ -203,6 +223,16 @@ class Plan:
         # an identity guess: the fingerprints (and tools fingerprint) of the state it extends
         self._guess = guess
         self._verified: Optional[bool] = None if guess is not None else True
+        # chained in a batch: the earlier plan of the same round whose state this one extends;
+        # its ids (kept once it finished, `_ids`) are the base of this plan's ids delta
+        self._dep = dep
+        self._dep_ids = dep is not None and want_ids and base_ids is None
+        self._child = False
+        self._ids: Optional[List[int]] = None
+        # the confirmed fingerprints of a guess (a chained guess checks against them)
+        self._fps: Optional[List[bytes]] = None
+        if dep is not None:
+            dep._child = True
 
     def verify(self) -> bool:
         """Whether the request's prefix holds (always, unless it was an identity guess; a guess is
@@ -238,8 +268,9 @@ class Plan:
         if self._want_ids:
             # a base64 string of uint32 decodes faster than a JSON list of numbers
             p["ids_encoding"] = "base64"
-            if self._prefix_len == 0 or self._base_ids is not None:
+            if self._prefix_len == 0 or self._base_ids is not None or self._dep_ids:
                 # the server keeps this answer's ids; it sends a delta only against ids we hold
+                # (or, chained, the ids the earlier call of the batch answers: finished first)
                 p["ids_delta"] = True
         return p
 
@@ -247,10 +278,15 @@ class Plan:
         """The same request with every message (after DT_PREFIX_UNKNOWN)."""
         self._prefix_len = 0
         self._base_ids = None
+        self._dep_ids = False
         self.resent = True
         with self._table._lock:
             self._table.resent_whole += 1
         return self.params(extra)
+
+    def done(self) -> None:
+        """The request is over (answered or not): it lets go of the plan it was chained on."""
+        self._dep = None
 
     def finish(self, result: Any) -> Any:
         """The answer with whole ids (rebuilt from the held ones when the server sent a delta). The
@@ -266,7 +302,13 @@ class Plan:
             start = result.get("ids_from") or 0
             if start:
                 base = self._base_ids
+                if base is None and self._dep_ids and self._dep is not None:
+                    # chained: the earlier call's ids (it finished first, in batch order); taken, not copied
+                    base, self._dep._ids = self._dep._ids, None
                 if base is None or start > len(base):
+                    if self._dep_ids:
+                        # the earlier call's answer was not used (an error, a refuted guess): resend
+                        raise BaseMissing()
                     raise DeltatokError("DT_INTERNAL", "the server sent ids from %d against ids this client does not hold" % start)
                 # the base list is this plan's own (the table let go of it when the plan was made)
                 del base[start:]
@@ -276,8 +318,15 @@ class Plan:
                 ids = tail
             result["ids"] = ids[:]
             result.pop("ids_from", None)
+            if self._child:
+                self._ids = ids
         self._table._answered(self._conv, self._state, ids, crossed, start)
         return result
+
+
+class BaseMissing(Exception):
+    """A chained call's ids delta came against ids this client did not keep (its earlier call's
+    answer was not used): the request is resent whole."""
 
 
 class PrefixTable:
@@ -309,6 +358,7 @@ class PrefixTable:
         self.evictions = 0
         self.guessed = 0
         self.guess_missed = 0
+        self.chained_in_batch = 0
         # id(leading message object) -> the conversation whose latest state holds that object there
         self._by_lead: Dict[int, str] = {}
 
@@ -352,6 +402,7 @@ class PrefixTable:
                         self.replaced_last += 1
                         break
             state = next(self._states)
+            dep = None
             if conv is None:
                 conv = _Conversation("%s-%d" % (self._namespace, next(self._conv_ids)), _route_key(fps[:lead], tools_fp))
                 self._convs[conv.cid] = conv
@@ -362,6 +413,7 @@ class PrefixTable:
                 prefix_state = conv.state
                 omit_tools = tools_fp == conv.tools_fp
                 base = conv.ids if (want_ids and conv.ids is not None and conv.ids_state == conv.state) else None
+                dep = self._chained(conv)
             self.messages_sent += n - k
             self.messages_skipped += k
             # this request is now the conversation's latest state
@@ -377,7 +429,9 @@ class PrefixTable:
             self._hold(conv, msgs, tools, lead)
             self._index(conv, chain)
             self._evict()
-            return Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids)
+            p = Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids, None, dep)
+            self._latest(conv, p)
+            return p
 
     def _plan_guess(self, msgs: List[Any], tools: Any, want_ids: bool) -> Optional[Plan]:
         """The identity guess: the held conversation whose leading message is this request's
@@ -390,7 +444,10 @@ class PrefixTable:
         with self._lock:
             cid = self._by_lead.get(id(msgs[lead - 1]))
             conv = self._convs.get(cid) if cid is not None else None
-            if conv is None or conv.guessing or conv.lead != lead:
+            if conv is None or conv.lead != lead:
+                return None
+            dep = self._chained(conv)
+            if conv.guessing and dep is None:
                 return None
             held = conv.msgs
             rn = len(held)
@@ -418,7 +475,9 @@ class PrefixTable:
             self._convs.move_to_end(conv.cid)
             prefix_state = conv.state
             base = conv.ids if (want_ids and conv.ids is not None and conv.ids_state == conv.state) else None
-            guess = (conv.fps, conv.tools_fp if omit_tools and tools_fp is None else None)
+            # a guess chained on an unconfirmed guess of this batch checks against that guess's
+            # fingerprints once it is confirmed (None: taken from `dep` by verify)
+            guess = (None if conv.guessing else conv.fps, conv.tools_fp if omit_tools and tools_fp is None else None)
             state = next(self._states)
             # the new state is unconfirmed: out of the content index until verify() confirms it
             self._unindex(conv)
@@ -429,7 +488,24 @@ class PrefixTable:
             if tools_fp is not None or tools is None:
                 conv.tools_fp = tools_fp
             self._hold(conv, msgs, tools, lead)
-            return Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids, guess)
+            p = Plan(self, conv, state, msgs, tools, k, prefix_state, omit_tools, base, want_ids, guess, dep)
+            self._latest(conv, p)
+            return p
+
+    def _chained(self, conv: _Conversation) -> Optional[Plan]:
+        """The plan of `conv`'s latest state when it was made in the batch round being planned
+        (not answered yet: the new request is chained on it). Under the lock."""
+        rnd = ROUND.get()
+        if rnd is None or conv.round is not rnd:
+            return None
+        return conv.plan
+
+    def _latest(self, conv: _Conversation, plan: Plan) -> None:
+        """`plan` is the conversation's latest state (counted when chained). Under the lock."""
+        if plan._dep is not None:
+            self.chained_in_batch += 1
+        conv.plan = plan
+        conv.round = ROUND.get()
 
     def _confirm(self, plan: Plan) -> bool:
         """Confirms (or refutes) an identity guess with fingerprints; a refuted guess forgets its
@@ -437,12 +513,16 @@ class PrefixTable:
         conv = plan._conv
         held_fps, held_tools_fp = plan._guess  # type: ignore[misc]
         k = plan._prefix_len
+        if held_fps is None:
+            # chained on a guess of the same batch: it holds only if that guess does
+            dep = plan._dep
+            held_fps = dep._fps if dep is not None and dep.verify() else None
         try:
             msgs = plan._messages
-            ok = len(held_fps) >= k
+            ok = held_fps is not None and len(held_fps) >= k
             fps: List[bytes] = []
             if ok:
-                fps = _confirmed_prefix(msgs, held_fps, k)
+                fps = _confirmed_prefix(msgs, held_fps, k)  # type: ignore[arg-type]
                 ok = fps is not None
             tools_fp = conv.tools_fp if not plan._omit_tools or held_tools_fp is None else (
                 None if plan._tools is None else fingerprint(plan._tools))
@@ -458,6 +538,7 @@ class PrefixTable:
                     del self._convs[conv.cid]
                     self._drop(conv)
                 return False
+            plan._fps = fps
             if current:
                 chain: List[int] = []
                 h = 0
@@ -520,10 +601,12 @@ class PrefixTable:
             self.evictions += 1
 
     def _answered(self, conv: _Conversation, state: int, ids: Optional[List[int]], crossed: int, reused: int) -> None:
-        if ids is None:
-            return
-        held = ids
         with self._lock:
+            if conv.state == state:
+                conv.plan = None  # answered: nothing more is chained on it
+            if ids is None:
+                return
+            held = ids
             self.ids_received += crossed
             self.ids_reused += reused
             if conv.state != state or self._convs.get(conv.cid) is not conv:
@@ -553,6 +636,7 @@ class PrefixTable:
                 "evictions": self.evictions,
                 "guessed": self.guessed,
                 "guess_missed": self.guess_missed,
+                "chained_in_batch": self.chained_in_batch,
             }
 
 
