@@ -257,6 +257,14 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
   }
   const messageMs = cpuMs() - mt0;
 
+  const counterSummary = (run: { ms: number; chars: number; appends: number; maxLookBack: number }) => ({
+    cpu_ms: round2(run.ms),
+    chars_encoded: run.chars,
+    appends: run.appends,
+    max_lookback_chars: run.maxLookBack,
+    ratio_to_once_cpu: round2(run.ms / onceMs),
+    ratio_to_once_chars: round2(run.chars / chars),
+  });
   return {
     corpora: o.corpora.map((f) => f.split("/").pop()),
     note: "CPU ms (user + system) of this process; the machine is shared, so compare ratios within this run",
@@ -267,22 +275,8 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
     chunk_tokens: o.chunkTokens,
     chunk_chars_mean: Math.round(chunkChars.reduce((a, b) => a + b, 0) / chunkChars.length),
     once: { cpu_ms: round2(onceMs), cpu_ms_runs: [round2(once1.ms), round2(once2.ms)], chars_encoded: chars },
-    counter_fixed_cuts: {
-      cpu_ms: round2(fixed.ms),
-      chars_encoded: fixed.chars,
-      appends: fixed.appends,
-      max_lookback_chars: fixed.maxLookBack,
-      ratio_to_once_cpu: round2(fixed.ms / onceMs),
-      ratio_to_once_chars: round2(fixed.chars / chars),
-    },
-    counter_random_cuts: {
-      cpu_ms: round2(random.ms),
-      chars_encoded: random.chars,
-      appends: random.appends,
-      max_lookback_chars: random.maxLookBack,
-      ratio_to_once_cpu: round2(random.ms / onceMs),
-      ratio_to_once_chars: round2(random.chars / chars),
-    },
+    counter_fixed_cuts: counterSummary(fixed),
+    counter_random_cuts: counterSummary(random),
     counter_unseen_text: {
       note: "each unique corpus text once, joined into responses; once and counter each on a fresh tokenizer (cold memos), fixed cuts",
       responses: unseen.length,
