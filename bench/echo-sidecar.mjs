@@ -20,9 +20,10 @@
 //   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl --spin-us 480" python3 ...
 //
 // bench/python-floor.mjs runs it alternating with the real sidecar, the library and
-// bench/min_client.py. Answers are held as UTF-8 buffers with their newline, written with
-// fs.writeSync on fd 1 (process.stdout is never touched, so the pipe stays as the parent made it).
-import { readFileSync, writeSync } from "node:fs";
+// bench/min_client.py. Answers are held as UTF-8 buffers with their newline, written by
+// bench/stdio-lines.mjs (fs.writeSync on fd 1; process.stdout is never touched).
+import { readFileSync } from "node:fs";
+import { serveLines } from "./stdio-lines.mjs";
 
 const file = process.argv[2];
 if (file === undefined) throw new Error("usage: node bench/echo-sidecar.mjs ANSWERS.jsonl [ignored args]");
@@ -35,32 +36,12 @@ const ids = lines.map((l) => JSON.parse(l).id);
 // only prompt answers carry ids: the engine's work is theirs (tokenizer_info, count_text, stats get none)
 const spins = lines.map((l) => spinMs > 0 && l.includes('"ids_from"'));
 
-/** Writes the whole buffer (a pipe may take part of it, or none when it is full and non-blocking). */
-function writeAll(buf) {
-  let off = 0;
-  while (off < buf.length) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (e) {
-      if (e.code !== "EAGAIN") throw e;
-    }
-  }
-}
-
 let pos = 0;
-let rest = "";
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk) => {
-  const data = rest + chunk;
-  let start = 0;
-  for (let i = data.indexOf("\n"); i >= 0; i = data.indexOf("\n", start)) {
-    const req = JSON.parse(data.slice(start, i));
-    start = i + 1;
-    const n = pos++;
-    if (n < answers.length && req.id === ids[n]) {
-      if (spins[n]) for (const until = performance.now() + spinMs; performance.now() < until; );
-      writeAll(answers[n]);
-    } else writeAll(Buffer.from(JSON.stringify({ id: req.id, error: { code: "DT_INTERNAL", message: `echo-sidecar: request ${n} has id ${req.id}, the recording ${ids[n]}` } }) + "\n"));
+serveLines((req) => {
+  const n = pos++;
+  if (n < answers.length && req.id === ids[n]) {
+    if (spins[n]) for (const until = performance.now() + spinMs; performance.now() < until; );
+    return answers[n];
   }
-  rest = data.slice(start);
+  return JSON.stringify({ id: req.id, error: { code: "DT_INTERNAL", message: `echo-sidecar: request ${n} has id ${req.id}, the recording ${ids[n]}` } }) + "\n";
 });

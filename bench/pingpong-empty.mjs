@@ -6,22 +6,11 @@
 //
 //   npm run build && node bench/pingpong-empty.mjs [--echo] [--tokenizer qwen3]
 import { spawn } from "node:child_process";
-import { writeSync } from "node:fs";
+import { serveLines } from "./stdio-lines.mjs";
 import { fileURLToPath } from "node:url";
 
 if (process.argv[2] === "--serve-echo") {
-  let rest = "";
-  process.stdin.setEncoding("utf8");
-  process.stdin.on("data", (chunk) => {
-    const data = rest + chunk;
-    let start = 0;
-    for (let i = data.indexOf("\n"); i >= 0; i = data.indexOf("\n", start)) {
-      const req = JSON.parse(data.slice(start, i));
-      start = i + 1;
-      writeSync(1, JSON.stringify({ id: req.id, result: { count: 1 } }) + "\n");
-    }
-    rest = data.slice(start);
-  });
+  serveLines((req) => JSON.stringify({ id: req.id, result: { count: 1 } }) + "\n");
 } else {
   const echo = process.argv.includes("--echo");
   const ti = process.argv.indexOf("--tokenizer");
