@@ -21,16 +21,9 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { replayArgs } from "./replay-args.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const here = fileURLToPath(new URL(".", import.meta.url));
-const build = resolve(opt("--build", resolve(here, "..")));
-const corpus = opt("--corpus", resolve(here, "../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl"));
+const { args, opt, here, build, corpus } = replayArgs();
 const warm = opt("--warm", "20");
 const rounds = Number(opt("--rounds", "5"));
 const python = opt("--python", "python3");
