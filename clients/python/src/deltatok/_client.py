@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from ._ops import PlanGen, prompt_plan, run, run_many, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
+from ._stream import message_counter_params
 from ._transport import HttpTransport, StdioTransport, Transport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -206,13 +207,8 @@ class ClientBase:
     def count_message(self, message: dict, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
                       parse_tool_arguments: bool = False) -> int:
         """OSL of a structured assistant message (framing and end-of-turn token not counted)."""
-        p: Dict[str, Any] = {"message": message}
-        if chat_template is not None:
-            p["chat_template"] = chat_template
-        if chat_template_kwargs:
-            p["chat_template_kwargs"] = dict(chat_template_kwargs)
-        if parse_tool_arguments:
-            p["parse_tool_arguments"] = True
+        p = message_counter_params(chat_template, chat_template_kwargs, parse_tool_arguments)
+        p["message"] = message
         return self.call("count_message", p)["count"]
 
     def count_text(self, text: str) -> int:
@@ -227,7 +223,7 @@ class ClientBase:
     def message_counter(self, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
                         parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> "MessageCounter":
         """A streaming counter of an assistant message: ``append(delta)`` returns count_message of the message so far."""
-        from ._stream import MessageCounter, message_counter_params
+        from ._stream import MessageCounter
         p = message_counter_params(chat_template, chat_template_kwargs, parse_tool_arguments, max_look_back)
         return MessageCounter(self.call, self.call("message_counter_open", p)["handle"])
 
