@@ -22,6 +22,7 @@ const LAYERS = [
   ["template/jinja"],
   ["template/incremental"],
   ["template"],
+  ["encoder"],
   ["load"],
   ["render"],
   ["tokenize"],

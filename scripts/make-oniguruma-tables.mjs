@@ -1,4 +1,4 @@
-// Writes src/load/oniguruma-tables.ts: the code point sets of the Oniguruma that the Rust
+// Writes src/encoder/regex/oniguruma-tables.ts: the code point sets of the Oniguruma that the Rust
 // `tokenizers` crate runs (npm `tokenizers`, a devDependency), read off the binding itself. Every
 // set is enumerated by running `\p{name}` (or `[[:name:]]`, `\s`, ...) as a `Split` pre-tokenizer
 // with behavior "Removed" over a text holding every Unicode scalar value once: the code points the
@@ -357,5 +357,5 @@ ${Object.entries(sets).map(([k, v]) => `  ${JSON.stringify(k)}:\n    ${wrap(v).r
 /** Keys whose set equals another key's. */
 export const SET_ALIASES: Readonly<Record<string, string>> = ${JSON.stringify(aliases)};
 `;
-writeFileSync(new URL("../src/load/oniguruma-tables.ts", import.meta.url), out);
-console.log(`wrote src/load/oniguruma-tables.ts (${out.length} bytes, Unicode ${unicodeVersion}, ${Object.keys(sets).length} sets, ${Object.keys(aliases).length} aliases)`);
+writeFileSync(new URL("../src/encoder/regex/oniguruma-tables.ts", import.meta.url), out);
+console.log(`wrote src/encoder/regex/oniguruma-tables.ts (${out.length} bytes, Unicode ${unicodeVersion}, ${Object.keys(sets).length} sets, ${Object.keys(aliases).length} aliases)`);

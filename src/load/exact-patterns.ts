@@ -34,11 +34,11 @@
 
 import type { Tokenizer } from "@huggingface/tokenizers";
 
-import { literalPattern, PatternNotTranslated, translateOniguruma } from "./oniguruma.js";
-import { findMatches, replaceText, SPLIT_BEHAVIORS, splitText, type SplitBehavior } from "./pattern-split.js";
+import { literalPattern, PatternNotTranslated, translateOniguruma } from "../encoder/regex/oniguruma.js";
+import { findMatches, replaceText, SPLIT_BEHAVIORS, splitText, type SplitBehavior } from "../encoder/regex/pattern-split.js";
 import type { PatternReport } from "./types.js";
-import { correctedClass, rangesV } from "./runtime-classes.js";
-import { complement, escapeSet, type Leaf, regexCrateLeaf } from "./unicode-sets.js";
+import { correctedClass, rangesV } from "../encoder/regex/runtime-classes.js";
+import { complement, escapeSet, type Leaf, regexCrateLeaf } from "../encoder/regex/unicode-sets.js";
 
 /** tokenizers' ByteLevel pattern (pre_tokenizers/byte_level.rs), which the library also uses. */
 export const GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";

@@ -11,7 +11,7 @@
  * Offsets are UTF-16 indexes; the patterns are `u`-flag RegExps, so a match never cuts a
  * surrogate pair, and UTF-16 boundaries are exactly Rust's UTF-8 ones.
  *
- * Layer: load.
+ * Layer: encoder.
  */
 
 /** A Split pre-tokenizer's `behavior` (tokenizers' SplitDelimiterBehavior). */

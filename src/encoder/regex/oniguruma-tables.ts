@@ -8,7 +8,7 @@
  * U+0000..U+10FFFF in order. A set: comma-separated base-36 numbers, pairs of (gap after the
  * previous range's end, range length − 1).
  *
- * Layer: load.
+ * Layer: encoder.
  */
 
 /** Oniguruma's Unicode version (the newest version whose new letters it knows). */

@@ -29,7 +29,7 @@
  * ASCII classes (Oniguruma folds multi-character sequences there — `ss` matches `ß` — which a
  * single-character class cannot do; letter pairs that have such a fold are refused too).
  *
- * Layer: load.
+ * Layer: encoder.
  */
 
 import { classCharV, correctedClass, rangesV } from "./runtime-classes.js";

@@ -1,13 +1,13 @@
 /**
- * The vendored Unicode tables (src/load/oniguruma-tables.ts, generated from the Rust binding) are
+ * The vendored Unicode tables (src/encoder/regex/oniguruma-tables.ts, generated from the Rust binding) are
  * the Rust tokenizers' own, code point by code point, for the classes real tokenizers use; and the
  * short JavaScript forms checked against the running Node (runtime-classes.ts) have exactly the
  * same members, whatever this Node's Unicode version.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { correctedClass } from "../src/load/runtime-classes.js";
-import { type CodePointSet, escapeLeaf, has, type Leaf, posixLeaf, propertyLeaf, regexCrateLeaf } from "../src/load/unicode-sets.js";
+import { correctedClass } from "../src/encoder/regex/runtime-classes.js";
+import { type CodePointSet, escapeLeaf, has, type Leaf, posixLeaf, propertyLeaf, regexCrateLeaf } from "../src/encoder/regex/unicode-sets.js";
 import { rustPreTokenizer, rustSplitOffsets } from "./helpers/rust.js";
 
 const MAX = 0x10ffff;

@@ -6,7 +6,7 @@
  * A set is a sorted list of disjoint, non-adjacent inclusive ranges, flattened:
  * `[start0, end0, start1, end1, ...]`.
  *
- * Layer: load.
+ * Layer: encoder.
  */
 
 import { GC_GROUPS, GC_RUNS, GC_VALUES, SCRIPT_ALIASES, SCRIPT_RUNS, SCRIPT_VALUES, SET_ALIASES, SETS } from "./oniguruma-tables.js";

@@ -1,5 +1,5 @@
 /**
- * The Oniguruma → JavaScript pattern translation (src/load/oniguruma.ts) cuts texts into the same
+ * The Oniguruma → JavaScript pattern translation (src/encoder/regex/oniguruma.ts) cuts texts into the same
  * pieces as the Rust tokenizers' Split pre-tokenizer (its Oniguruma), pattern by pattern: the
  * patterns of real tokenizers and every construct the translator handles, on hostile texts, with
  * the pieces and the matched pieces both compared. The constructs it does not handle are refused.
@@ -7,8 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { PatternNotTranslated, translateOniguruma } from "../src/load/oniguruma.js";
-import { splitText } from "../src/load/pattern-split.js";
+import { PatternNotTranslated, translateOniguruma } from "../src/encoder/regex/oniguruma.js";
+import { splitText } from "../src/encoder/regex/pattern-split.js";
 import { GPT2_PATTERN } from "../src/load/exact-patterns.js";
 import { rustSplit } from "./helpers/rust.js";
 import { CLASS_FRAGMENTS, classText } from "./helpers/texts.js";

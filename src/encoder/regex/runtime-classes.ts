@@ -10,7 +10,7 @@
  * corrected (`[\p{L}--[...]]`, `v` flag); too different, or unknown to this Node, the caller writes
  * the ranges. Either way the class has exactly Oniguruma's members.
  *
- * Layer: load.
+ * Layer: encoder.
  */
 
 import { type CodePointSet, complement, intersect, MAX_CODE_POINT, union } from "./unicode-sets.js";
