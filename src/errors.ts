@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   DT_TOKENIZER_UNKNOWN: "no bundled tokenizer with that name is installed",
   DT_TOKENIZER_NOT_FOUND: "the tokenizer directory, file or hub-cache entry does not exist",
   DT_TOKENIZER_INVALID: "tokenizer.json or tokenizer_config.json is unreadable or malformed",
+  DT_TOKENIZER_UNSUPPORTED: "the tokenizer uses a component deltatok's encoder does not implement and its fallback library (`@huggingface/tokenizers`, an optional dependency) is not installed",
   DT_TEMPLATE_NOT_FOUND: "no chat template: none in the tokenizer files and none given, or the named one is missing",
   DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",
   // ---- options and input validation ------------------------------------------------------

@@ -34,12 +34,14 @@ export interface PipelineParts {
   readonly model: BpeModel;
   readonly decoder: DecodeChain | null;
   readonly notes: readonly string[];
+  /** False when a component may differ from the Rust crate on some texts (a note says which). */
+  readonly exact: boolean;
 }
 
 export class Pipeline implements Encoder {
   readonly engine = "deltatok" as const;
   readonly unsupported = null;
-  readonly exact = true;
+  readonly exact: boolean;
   readonly notes: readonly string[];
   readonly model: BpeModel;
   readonly byteLevel: boolean;
@@ -56,6 +58,7 @@ export class Pipeline implements Encoder {
 
   constructor(p: PipelineParts) {
     this.notes = p.notes;
+    this.exact = p.exact;
     this.model = p.model;
     this.byteLevel = p.model.tables.byteLevel;
     this.#raw = p.raw;
@@ -136,6 +139,10 @@ export class Pipeline implements Encoder {
 
   idToToken(id: number): string | undefined {
     return this.#addedById.get(id)?.content ?? this.model.tables.tokenOf(id);
+  }
+
+  hasId(id: number): boolean {
+    return this.#addedById.has(id) || (id >= 0 && id < this.model.tables.idLimit && this.model.tables.present[id] !== 0);
   }
 
   tokenToId(token: string): number | undefined {

@@ -27,6 +27,8 @@ export interface Encoder {
   decode(ids: ArrayLike<number>): string;
   /** The token of an id (an added token's content first, as the crate answers), or undefined. */
   idToToken(id: number): string | undefined;
+  /** Whether an id is a token (of the vocabulary or an added token). */
+  hasId(id: number): boolean;
   /** The id of a token (added tokens first), or undefined. */
   tokenToId(token: string): number | undefined;
   /** The normalizer alone (the identity when there is none). */

@@ -49,6 +49,8 @@ export class BpeModel {
   readonly memo: PieceMemo;
   /** Units of the words merged (memo misses), for the work-bound tests. */
   mergedUnits = 0;
+  /** Pair lookups and heap operations of the merges, for the work-bound tests. */
+  mergeSteps = 0;
   #bytes = new Uint8Array(256);
   #sym = new Int32Array(256);
   #rank = new Int32Array(256);
@@ -247,9 +249,11 @@ export class BpeModel {
         nid[i] = pairs[k + 3] as number;
       }
     }
+    let steps = m;
     for (;;) {
       let best = NO_RANK;
       let bi = -1;
+      steps += m;
       for (let i = 0; i < m - 1; i++) {
         const r = rank[i] as number;
         if (r < best) {
@@ -282,6 +286,7 @@ export class BpeModel {
         }
       }
     }
+    this.mergeSteps += steps;
     out.reserve(m);
     const d = out.data;
     for (let i = 0; i < m; i++) d[out.length + i] = sym[i] as number;
@@ -302,7 +307,9 @@ export class BpeModel {
     }
     let heap = this.#heap;
     let size = 0;
+    let steps = 0;
     const push = (key: number): void => {
+      steps++;
       if (size === heap.length) {
         const h = new Float64Array(heap.length * 2);
         h.set(heap);
@@ -338,6 +345,7 @@ export class BpeModel {
       if (k >= 0) push((pairs[k + 2] as number) * SHIFT + i);
     }
     while (size > 0) {
+      steps++;
       const key = pop();
       const pos = key % SHIFT;
       const r = (key - pos) / SHIFT;
@@ -360,6 +368,7 @@ export class BpeModel {
         if (ka >= 0) push((pairs[ka + 2] as number) * SHIFT + pos);
       }
     }
+    this.mergeSteps += steps;
     for (let i = 0; i >= 0; i = next[i] as number) out.push(sym[i] as number);
   }
 

@@ -12,12 +12,13 @@
 
 import { literalPattern, PatternNotTranslated, translateOniguruma } from "../regex/oniguruma.js";
 import { replaceText } from "../regex/pattern-split.js";
+import { TABLE_UNICODE, UNKNOWN_TO_RUST } from "./rust-normalization-table.js";
 
 export type Normalize = (s: string) => string;
 
 /** A built normalizer, or what kept it from being built. */
 export type NormalizerBuild =
-  | { readonly ok: true; readonly normalize: Normalize | null; readonly movesStart: boolean }
+  | { readonly ok: true; readonly normalize: Normalize | null; readonly movesStart: boolean; readonly inexact?: string }
   | { readonly ok: false; readonly unsupported: string };
 
 type Json = Record<string, unknown>;
@@ -37,6 +38,57 @@ export function isRustWhitespace(cp: number): boolean {
     cp === 0x205f ||
     cp === 0x3000
   );
+}
+
+let unknown: { bmp: Uint8Array; astral: readonly number[] } | null = null;
+
+/** Whether the Rust crate's normalizers do not know `cp` (rust-normalization-table.ts). */
+function unknownToRust(cp: number): boolean {
+  if (unknown === null) {
+    const bmp = new Uint8Array(65536);
+    const astral: number[] = [];
+    for (let i = 0; i < UNKNOWN_TO_RUST.length; i += 2) {
+      for (let c = UNKNOWN_TO_RUST[i] as number; c <= (UNKNOWN_TO_RUST[i + 1] as number); c++) {
+        if (c < 65536) bmp[c] = 1;
+        else astral.push(c);
+      }
+    }
+    unknown = { bmp, astral };
+  }
+  return cp < 65536 ? unknown.bmp[cp] === 1 : unknown.astral.includes(cp);
+}
+
+const FIRST_UNKNOWN = UNKNOWN_TO_RUST[0] ?? 0x110000;
+
+/**
+ * A Unicode normal form as the Rust crate computes it: the crate's tables are of an older Unicode,
+ * and a character they do not know is kept as it is and never combines, so the text is normalized
+ * by this Node in the stretches between such characters.
+ */
+function unicodeNormalize(s: string, form: "NFC" | "NFD" | "NFKC" | "NFKD"): string {
+  let from = 0;
+  let out = "";
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < FIRST_UNKNOWN) continue;
+    const cp = s.codePointAt(i) as number;
+    const w = cp > 0xffff ? 2 : 1;
+    if (unknownToRust(cp)) {
+      out += s.slice(from, i).normalize(form) + s.slice(i, i + w);
+      from = i + w;
+    }
+    i += w - 1;
+  }
+  return from === 0 ? s.normalize(form) : out + s.slice(from).normalize(form);
+}
+
+/**
+ * Rust's `char::to_lowercase` on every character: JavaScript's `toLowerCase` without its one
+ * context rule (a final capital sigma becomes ς in JavaScript, σ in Rust).
+ */
+function lowercase(s: string): string {
+  if (!s.includes("\u03a3")) return s.toLowerCase();
+  return s.split("\u03a3").map((p) => p.toLowerCase()).join("\u03c3");
 }
 
 function strip(left: boolean, right: boolean): Normalize {
@@ -73,10 +125,15 @@ function one(n: Json, where: string): NormalizerBuild {
     case "NFKC":
     case "NFKD": {
       const form = n["type"] as "NFC" | "NFD" | "NFKC" | "NFKD";
-      return { ok: true, normalize: (s) => s.normalize(form), movesStart: false };
+      const normalize: Normalize = (s) => unicodeNormalize(s, form);
+      if (process.versions.unicode !== TABLE_UNICODE) {
+        // characters new since the table was made may normalize differently from the crate
+        return { ok: true, normalize, movesStart: false, inexact: `${where} ${form}: the table of the Rust crate's differences is for Unicode ${TABLE_UNICODE}, this Node has ${process.versions.unicode ?? "?"}` };
+      }
+      return { ok: true, normalize, movesStart: false };
     }
     case "Lowercase":
-      return { ok: true, normalize: (s) => s.toLowerCase(), movesStart: false };
+      return { ok: true, normalize: lowercase, movesStart: false };
     case "Strip": {
       const left = n["strip_left"] !== false;
       const right = n["strip_right"] !== false;
@@ -103,6 +160,7 @@ function one(n: Json, where: string): NormalizerBuild {
       if (!Array.isArray(parts)) return { ok: false, unsupported: `${where} Sequence without "normalizers"` };
       const fns: Normalize[] = [];
       let movesStart = false;
+      let inexact: string | undefined;
       for (let i = 0; i < parts.length; i++) {
         const p = parts[i] as unknown;
         if (p === null || typeof p !== "object") return { ok: false, unsupported: `${where}.normalizers[${i}] is not an object` };
@@ -110,16 +168,18 @@ function one(n: Json, where: string): NormalizerBuild {
         if (!b.ok) return b;
         if (b.normalize !== null) fns.push(b.normalize);
         movesStart ||= b.movesStart;
+        inexact ??= b.inexact;
       }
-      if (fns.length === 0) return { ok: true, normalize: null, movesStart: false };
-      if (fns.length === 1) return { ok: true, normalize: fns[0] as Normalize, movesStart };
+      const flags = { movesStart, ...(inexact === undefined ? {} : { inexact }) };
+      if (fns.length === 0) return { ok: true, normalize: null, ...flags };
+      if (fns.length === 1) return { ok: true, normalize: fns[0] as Normalize, ...flags };
       return {
         ok: true,
         normalize: (s) => {
           for (const f of fns) s = f(s);
           return s;
         },
-        movesStart,
+        ...flags,
       };
     }
     default:
