@@ -143,7 +143,7 @@ test("a tokenizer without a shared form is loaded per worker, with a DELTATOK_TA
       await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
       assert.ok(warnings.includes("DELTATOK_TABLES_UNSHARED"), warnings.join(","));
       assert.equal(pool.tables.shared, false);
-      assert.match(pool.tables.unshared ?? "", /BPE/);
+      assert.match(pool.tables.unshared ?? "", /library fallback \(model\.type WordLevel\)/);
       assert.equal(pool.workers[0]?.tables, "own");
       const [r] = await pool.runBatch(0, [{ k: "text", text: "hello world ! nope" }]);
       assert.ok(r?.ok && "count" in r && r.count === 4);

@@ -101,12 +101,12 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
 /**
  * `model.vocab` and `model.merges` of a rebuilt core's tokenizerJson: made from the tables on first
  * read (the encode path never reads them), equal to what tokenizer.json listed (ids by token;
- * merges in rank order as pairs).
+ * merges in rank order, in the file's format; a pair listed twice appears once, at its last rank).
  */
 function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): Record<string, unknown> {
   const model: Record<string, unknown> = { ...skeletonModel };
   let vocab: Record<string, number> | undefined;
-  let merges: ReadonlyArray<readonly [string, string]> | undefined;
+  let merges: ReadonlyArray<unknown> | undefined;
   Object.defineProperty(model, "vocab", {
     enumerable: true,
     get() {
@@ -129,7 +129,8 @@ function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): R
           list.push([p[k + 2] as number, tables.tokenOf(p[k] as number) as string, tables.tokenOf(p[k + 1] as number) as string]);
         }
         list.sort((a, b) => a[0] - b[0]);
-        merges = Object.freeze(list.map(([, a, b]) => Object.freeze([a, b] as const)));
+        const strings = tables.buffers.mergeFormat === "strings";
+        merges = Object.freeze(list.map(([, a, b]) => (strings ? `${a} ${b}` : Object.freeze([a, b] as const))));
       }
       return merges;
     },

@@ -30,6 +30,8 @@ export interface BpeTableBuffers {
   readonly tokenCount: number;
   /** Number of merges (ranks 0 … merges − 1). */
   readonly merges: number;
+  /** How tokenizer.json listed its merges: `"a b"` strings or `[a, b]` pairs. */
+  readonly mergeFormat: "strings" | "pairs";
   readonly byteLevel: boolean;
   /** UTF-8 of every token string; `strStarts` (Uint32 × idLimit + 1) delimits them. */
   readonly strBytes: SharedArrayBuffer;
@@ -102,6 +104,8 @@ export interface BpeSource {
   readonly byteLevel: boolean;
   /** BPE `continuing_subword_prefix`: stripped from a merge's right side to name its result. */
   readonly continuingSubwordPrefix: string | null;
+  /** How the file listed the merges (kept for views of the model). */
+  readonly mergeFormat: "strings" | "pairs";
 }
 
 /** tokenizer.json's `model.vocab` (object) and `model.merges` ("a b" strings or [a, b] pairs). */
@@ -118,18 +122,20 @@ export function bpeSourceFromJson(model: Record<string, unknown>, byteLevel: boo
   const rawMerges = model["merges"] ?? [];
   if (!Array.isArray(rawMerges)) throw new BpeTablesError("model.merges must be a list", "model.merges");
   const merges = new Array<readonly [string, string]>(rawMerges.length);
+  let mergeFormat: "strings" | "pairs" = "pairs";
   for (let i = 0; i < rawMerges.length; i++) {
     const m = rawMerges[i] as unknown;
     if (typeof m === "string") {
       const parts = m.split(" ");
       if (parts.length !== 2) throw new BpeTablesError(`model.merges[${i}] must be two tokens separated by one space`, `model.merges[${i}]`);
       merges[i] = [parts[0] as string, parts[1] as string];
+      mergeFormat = "strings";
     } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === "string" && typeof m[1] === "string") {
       merges[i] = [m[0], m[1]];
     } else throw new BpeTablesError(`model.merges[${i}] must be "a b" or ["a", "b"]`, `model.merges[${i}]`);
   }
   const prefix = model["continuing_subword_prefix"];
-  return { vocab, merges, byteLevel, continuingSubwordPrefix: typeof prefix === "string" ? prefix : null };
+  return { vocab, merges, byteLevel, continuingSubwordPrefix: typeof prefix === "string" ? prefix : null, mergeFormat };
 }
 
 /** Builds the tables. Throws BpeTablesError where the Rust crate refuses the model. */
@@ -261,6 +267,7 @@ export function buildBpeTables(src: BpeSource): BpeTableBuffers {
     idLimit,
     tokenCount: src.vocab.size,
     merges: src.merges.length,
+    mergeFormat: src.mergeFormat,
     byteLevel: src.byteLevel,
     strBytes: strBytesBuf,
     strStarts: strStartsBuf,
