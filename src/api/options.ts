@@ -225,6 +225,18 @@ const MESSAGE_KEYS = {
   parse_tool_arguments: true,
 } as const satisfies Record<keyof Required<MessageOptions>, true>;
 
+/**
+ * The per-request option names of the prompt methods (countPrompt, encodePrompt, ...) and of
+ * countMessage: the one list the sidecar's params, the pool's wire items and the Python
+ * client's option lists are derived from or tested against (test/protocol-options.test.ts).
+ */
+export const PROMPT_OPTION_NAMES: readonly (keyof PromptOptions)[] = Object.freeze(Object.keys(PROMPT_KEYS) as (keyof PromptOptions)[]);
+export const MESSAGE_OPTION_NAMES: readonly (keyof MessageOptions)[] = Object.freeze(Object.keys(MESSAGE_KEYS) as (keyof MessageOptions)[]);
+/** tokenizeRollout's: a prompt's but the two that shape a single prompt's end. */
+export const ROLLOUT_OPTION_NAMES: readonly (keyof RolloutOptions)[] = Object.freeze(
+  PROMPT_OPTION_NAMES.filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message") as (keyof RolloutOptions)[],
+);
+
 /** Which options an object holds, for the messages about unknown ones. */
 interface OptionSet {
   /** e.g. "Deltatok.create", "countPrompt" */
@@ -336,7 +348,7 @@ const MESSAGE_SET: OptionSet = {
 
 const ROLLOUT_SET: OptionSet = {
   where: "tokenizeRollout",
-  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message"),
+  keys: ROLLOUT_OPTION_NAMES,
   prefix: "",
   elsewhere: PROMPT_ELSEWHERE,
   notHere: {
