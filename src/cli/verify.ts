@@ -124,6 +124,19 @@ function firstDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return a.length === b.length ? -1 : n;
 }
 
+/** The part of an "ids" difference at position `p` every stage shares (the answers' tokens there, the decoded context). */
+function idsAt(id: string, index: number | "final", p: number, a: Uint32Array, b: Uint32Array, decode: (ids: ArrayLike<number>) => string): Omit<VerifyDifference, "stage"> {
+  return {
+    id,
+    index,
+    kind: "ids",
+    position: p,
+    incremental: { count: a.length, token: a[p] ?? null },
+    full: { count: b.length, token: b[p] ?? null },
+    context: decode(b.subarray(Math.max(0, p - 8), p + 8)),
+  };
+}
+
 /** At most this many characters of each render from its first difference. */
 const EXCERPT = 80;
 
@@ -217,16 +230,7 @@ export async function verifyCorpus(
         if (aIds !== null && bIds !== null) {
           const p = firstDiff(aIds, bIds);
           if (p >= 0) {
-            d = {
-              id: c.id,
-              index,
-              kind: "ids",
-              position: p,
-              incremental: { count: aIds.length, token: aIds[p] ?? null },
-              full: { count: bIds.length, token: bIds[p] ?? null },
-              context: decode(bIds.subarray(Math.max(0, p - 8), p + 8)),
-              ...triage(inc, messages, opts, a, seen.inc),
-            };
+            d = { ...idsAt(c.id, index, p, aIds, bIds, decode), ...triage(inc, messages, opts, a, seen.inc) };
           } else if (ref !== undefined && seen.full !== null) {
             // the third stage: the engine's encoder against the reference, on the whole render
             const text = seen.full.join("");
@@ -234,13 +238,7 @@ export async function verifyCorpus(
             const q = "error" in r ? 0 : firstDiff(bIds, r.ok);
             if ("error" in r || q >= 0) {
               d = {
-                id: c.id,
-                index,
-                kind: "ids",
-                position: q,
-                incremental: { count: aIds.length, token: aIds[q] ?? null },
-                full: { count: bIds.length, token: bIds[q] ?? null },
-                context: decode(bIds.subarray(Math.max(0, q - 8), q + 8)),
+                ...idsAt(c.id, index, q, aIds, bIds, decode),
                 stage: "encoder",
                 reference: "error" in r ? { name: ref.name, error: r.error } : { name: ref.name, count: r.ok.length, position: q, token: r.ok[q] ?? null },
               };
