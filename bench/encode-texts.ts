@@ -1,0 +1,20 @@
+/**
+ * The four kinds of text the encoder benchmark measures: bench/data/encode/<kind>.json.gz, each a
+ * list of distinct strings of at least 1.2 MB of UTF-8 (made by scripts/make-encode-texts.mjs from
+ * the shared corpora and this Node's ICU data; sources and licenses in bench/data/encode/README.md).
+ */
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { fileURLToPath } from "node:url";
+
+export type TextKind = "tool-json" | "code-shell" | "prose" | "multilingual";
+export const TEXT_KINDS: readonly TextKind[] = ["tool-json", "code-shell", "prose", "multilingual"];
+
+/** The strings of one kind. */
+export function encodeTexts(kind: TextKind): string[] {
+  // dist/bench/… at run time, bench/… under tsx: the data lives in the source tree either way
+  const here = fileURLToPath(new URL(".", import.meta.url));
+  const root = here.includes("/dist/bench") ? new URL("../../", import.meta.url) : new URL("../", import.meta.url);
+  const file = new URL(`bench/data/encode/${kind}.json.gz`, root);
+  return JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as string[];
+}
