@@ -1,0 +1,73 @@
+/**
+ * The cl100k family, scanned: Llama 3 / 3.1, GPT-3.5 (cl100k as tokenizer.json spells it), Qwen
+ * (single digits), GLM-4, and tiktoken's own cl100k_base (possessive quantifiers, the same pieces):
+ *
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
+ *   |\s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * Every code point starts a match of one alternative, so the matches tile the text and a piece is
+ * the match at the end of the previous one. At p, in the alternatives' order:
+ * - an apostrophe and a contraction (s, t, m, d, re, ve, ll in any case, and ſ for s);
+ * - a letter run, with one code point before it that is no \r, \n, letter or number;
+ * - up to `digits` numbers;
+ * - a run of "others" (no `\s`, letter, number), one space before it allowed, then any \r\n run;
+ * - `\s`: through its run's last \r or \n; else the run, but its last `\s` when a non-space
+ *   follows (that one then goes with the next piece), unless the run is that one alone.
+ *
+ * Layer: encoder.
+ */
+
+import { type ClassTable, LETTER, NUM, SPACE } from "./classes.js";
+import { classAt, codePointAt, contractionAt, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import type { Int32Sink, PieceScanner } from "./scanner.js";
+
+export class Cl100kScanner implements PieceScanner {
+  readonly family: string;
+  readonly #t: ClassTable;
+  readonly #digits: number;
+
+  /** `digits`: the `\p{N}{1,digits}` of the pattern (3; Qwen's `\p{N}` is 1). */
+  constructor(family: string, table: ClassTable, digits: number) {
+    this.family = family;
+    this.#t = table;
+    this.#digits = digits;
+  }
+
+  scan(text: string, start: number, end: number, ends: Int32Sink): void {
+    let p = start;
+    while (p < end) {
+      p = this.#next(text, p, end);
+      ends.push(p);
+    }
+  }
+
+  #next(text: string, p: number, end: number): number {
+    const t = this.#t;
+    const c = codePointAt(text, p, end);
+    const w = c > 0xffff ? 2 : 1;
+    const b = classAt(t, text, p, end);
+    if (c === 0x27) {
+      const n = contractionAt(text, p, end, true);
+      if (n > 0) return p + n;
+    }
+    if ((b & LETTER) !== 0) return runOf(t, text, p + w, end, LETTER, 0);
+    const other = (b & (LETTER | NUM | SPACE)) === 0;
+    if ((b & NUM) === 0 && c !== 0x0a && c !== 0x0d && p + w < end && (classAt(t, text, p + w, end) & LETTER) !== 0) {
+      return runOf(t, text, p + w, end, LETTER, 0);
+    }
+    if ((b & NUM) !== 0) {
+      let q = p + w;
+      for (let k = 1; k < this.#digits && q < end; k++) {
+        const d = codePointAt(text, q, end);
+        if ((classAt(t, text, q, end) & NUM) === 0) break;
+        q += d > 0xffff ? 2 : 1;
+      }
+      return q;
+    }
+    if (other) return newlineRun(text, runWithout(t, text, p + w, end, LETTER | NUM | SPACE), end, false);
+    if (c === 0x20 && p + 1 < end && (classAt(t, text, p + 1, end) & (LETTER | NUM | SPACE)) === 0) {
+      return newlineRun(text, runWithout(t, text, p + 1, end, LETTER | NUM | SPACE), end, false);
+    }
+    return spaceMatchEnd(t, text, p, end, true);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The DeepSeek V3 family, scanned: its pre-tokenizer is a Sequence of three Isolated Splits, each
+ * cutting every piece of the one before it:
+ *
+ *   1. \p{N}{1,3}                       numbers, in threes from the start of each run
+ *   2. [一-龥぀-ゟ゠-ヿ]+                  runs of CJK ideographs (U+4E00..U+9FA5), hiragana, katakana
+ *   3. [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+ *      | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * The third pattern does not match everything (numbers, controls, format characters, lone
+ * surrogates...): at a code point where no alternative matches, the search moves on one code point,
+ * and what lies between two matches is a piece of its own (Isolated). Each piece of the second
+ * split is the whole input of the third (`(?!\S)` sees its end). At p, in order: an ASCII
+ * punctuation or symbol and an ASCII letter run; a letter-or-mark run (one code point before it
+ * that is no \r, \n, letter, punctuation or symbol); one optional space, a punctuation-or-symbol
+ * run and any \r\n run; `\s` as in cl100k.ts.
+ *
+ * Layer: encoder.
+ */
+
+import { type ClassTable, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
+import { classAt, codePointAt, countExamined, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import type { Int32Sink, PieceScanner } from "./scanner.js";
+
+const isCjk = (c: number): boolean => (c >= 0x4e00 && c <= 0x9fa5) || (c >= 0x3040 && c <= 0x30ff);
+const isAsciiLetter = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+/** The ASCII punctuation and symbols of the third pattern's first class. */
+const isAsciiPunct = (c: number): boolean => (c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) || (c >= 0x7b && c <= 0x7e);
+
+export class DeepSeekScanner implements PieceScanner {
+  readonly family: string;
+  readonly #t: ClassTable;
+
+  constructor(family: string, table: ClassTable) {
+    this.family = family;
+    this.#t = table;
+  }
+
+  scan(text: string, start: number, end: number, ends: Int32Sink): void {
+    // split 1: number runs, three at a time
+    const t = this.#t;
+    let p = start;
+    while (p < end) {
+      const q = runWithout(t, text, p, end, NUM);
+      if (q > p) this.#cjk(text, p, q, ends);
+      if (q >= end) break;
+      let r = q;
+      for (let k = 0; k < 3 && r < end; k++) {
+        const d = codePointAt(text, r, end);
+        if ((classAt(t, text, r, end) & NUM) === 0) break;
+        r += d > 0xffff ? 2 : 1;
+      }
+      this.#cjk(text, q, r, ends);
+      p = r;
+    }
+  }
+
+  /** Split 2 on text[a, b): CJK runs and what is between them, each cut by split 3. */
+  #cjk(text: string, a: number, b: number, ends: Int32Sink): void {
+    let p = a;
+    while (p < b) {
+      let q = p;
+      while (q < b && !isCjk(text.charCodeAt(q))) q++;
+      countExamined(q - p + 1);
+      if (q > p) this.#third(text, p, q, ends);
+      if (q >= b) break;
+      let r = q;
+      while (r < b && isCjk(text.charCodeAt(r))) r++;
+      countExamined(r - q + 1);
+      this.#third(text, q, r, ends);
+      p = r;
+    }
+  }
+
+  /** Split 3 on text[a, b): its matches, and the gaps between them, as pieces. */
+  #third(text: string, a: number, b: number, ends: Int32Sink): void {
+    let gap = a;
+    let p = a;
+    while (p < b) {
+      const m = this.#match(text, p, b);
+      if (m < 0) {
+        p += codePointAt(text, p, b) > 0xffff ? 2 : 1;
+        continue;
+      }
+      if (p > gap) ends.push(p);
+      ends.push(m);
+      p = gap = m;
+    }
+    if (gap < b) ends.push(b);
+  }
+
+  /** End of the third pattern's match at `p`, or -1. */
+  #match(text: string, p: number, end: number): number {
+    const t = this.#t;
+    const c = codePointAt(text, p, end);
+    const w = c > 0xffff ? 2 : 1;
+    const b = classAt(t, text, p, end);
+    if (isAsciiPunct(c) && p + 1 < end && isAsciiLetter(text.charCodeAt(p + 1))) {
+      let q = p + 2;
+      while (q < end && isAsciiLetter(text.charCodeAt(q))) q++;
+      countExamined(q - p);
+      return q;
+    }
+    if ((b & (LETTER | MARK)) !== 0) return runOf(t, text, p + w, end, LETTER | MARK, 0);
+    if ((b & (LETTER | PUNCT | SYM)) === 0 && c !== 0x0a && c !== 0x0d && p + w < end && (classAt(t, text, p + w, end) & (LETTER | MARK)) !== 0) {
+      return runOf(t, text, p + w, end, LETTER | MARK, 0);
+    }
+    if ((b & (PUNCT | SYM)) !== 0) return newlineRun(text, runOf(t, text, p + w, end, PUNCT | SYM, 0), end, false);
+    if (c === 0x20 && p + 1 < end && (classAt(t, text, p + 1, end) & (PUNCT | SYM)) !== 0) {
+      return newlineRun(text, runOf(t, text, p + 1, end, PUNCT | SYM, 0), end, false);
+    }
+    if ((b & SPACE) !== 0) return spaceMatchEnd(t, text, p, end, true);
+    return -1;
+  }
+}
