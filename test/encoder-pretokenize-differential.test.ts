@@ -49,8 +49,8 @@ for (const [name, family] of SCANNED) {
     assert.ok(scanner !== null);
     let pieces = 0;
     for (const text of corpusStrings()) {
-      const got = scannedPieces(scanner, text).pieces;
-      const want = reference(text);
+      const got: string[] = scannedPieces(scanner, text).pieces;
+      const want: string[] = reference(text);
       if (got.length !== want.length || got.some((p, i) => p !== want[i])) assert.fail(`${name}: ${firstDifference(got, want)}`);
       pieces += got.length;
     }
