@@ -34,10 +34,42 @@ export class Cl100kScanner implements PieceScanner {
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
+    const t = this.#t;
+    const bmp = t.bmp;
     let p = start;
     while (p < end) {
-      p = this.#next(text, p, end);
-      ends.push(p);
+      // fast paths for the common ASCII starts; #next, the general path, gives the same ends
+      const c = text.charCodeAt(p);
+      let q = -1;
+      if (c < 0x80) {
+        const b = bmp[c] as number;
+        const d = p + 1 < end ? text.charCodeAt(p + 1) : -1; // -1: the end
+        const bd = d < 0 ? 0 : d < 0x80 ? (bmp[d] as number) : -1; // -1: not ASCII
+        if ((b & LETTER) !== 0) q = runOf(t, text, p + 1, end, LETTER, 0);
+        else if (bd > 0 && (bd & LETTER) !== 0) {
+          // a prefix and a letter run (an apostrophe may start a contraction instead)
+          if ((b & NUM) === 0 && c !== 0x0a && c !== 0x0d && c !== 0x27) q = runOf(t, text, p + 2, end, LETTER, 0);
+        } else if ((b & NUM) !== 0) {
+          q = p + 1;
+          for (let k = 1; k < this.#digits && q < end; k++) {
+            const e = text.charCodeAt(q);
+            if (e >= 0x80) {
+              q = -1;
+              break;
+            }
+            if (((bmp[e] as number) & NUM) === 0) break;
+            q++;
+          }
+        } else if (bd >= 0) {
+          // no letter follows
+          if ((b & SPACE) === 0) q = newlineRun(text, runWithout(t, text, p + 1, end, LETTER | NUM | SPACE), end, false);
+          else if (c === 0x20 && d >= 0 && (bd & (NUM | SPACE)) === 0) q = newlineRun(text, runWithout(t, text, p + 2, end, LETTER | NUM | SPACE), end, false);
+          else q = spaceMatchEnd(t, text, p, end, true);
+        }
+      }
+      if (q < 0) q = this.#next(text, p, end);
+      ends.push(q);
+      p = q;
     }
   }
 

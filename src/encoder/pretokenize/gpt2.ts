@@ -30,10 +30,33 @@ export class Gpt2Scanner implements PieceScanner {
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
+    const t = this.#t;
+    const bmp = t.bmp;
     let p = start;
     while (p < end) {
-      p = this.#next(text, p, end);
-      ends.push(p);
+      // fast paths for the common ASCII starts; #next, the general path, gives the same ends
+      const c = text.charCodeAt(p);
+      let q = -1;
+      if (c < 0x80 && c !== 0x27) {
+        let b = bmp[c] as number;
+        let i = p;
+        if (c === 0x20 && p + 1 < end) {
+          const d = text.charCodeAt(p + 1);
+          const bd = d < 0x80 ? (bmp[d] as number) : -1;
+          if (bd >= 0 && (bd & SPACE) === 0) {
+            i = p + 1;
+            b = bd;
+          } else if (bd < 0) b = -1;
+        }
+        if (b < 0) q = -1;
+        else if ((b & LETTER) !== 0) q = runOf(t, text, i + 1, end, LETTER, 0);
+        else if ((b & NUM) !== 0) q = runOf(t, text, i + 1, end, NUM, 0);
+        else if ((b & SPACE) === 0) q = runWithout(t, text, i + 1, end, LETTER | NUM | SPACE);
+        else q = spaceMatchEnd(t, text, p, end, false);
+      }
+      if (q < 0) q = this.#next(text, p, end);
+      ends.push(q);
+      p = q;
     }
   }
 

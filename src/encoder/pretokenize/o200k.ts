@@ -18,8 +18,8 @@
  * Layer: encoder.
  */
 
-import { type ClassTable, HAN, LETTER, LOWERISH, NUM, SPACE, UPPERISH } from "./classes.js";
-import { classAt, codePointAt, contractionAt, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import { type ClassTable, classOf, HAN, LETTER, LL, LOWERISH, LU, NUM, SPACE, UPPERISH } from "./classes.js";
+import { classAt, codePointAt, contractionAt, countExamined, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
 import type { Int32Sink, PieceScanner } from "./scanner.js";
 
 export interface O200kOptions {
@@ -46,11 +46,59 @@ export class O200kScanner implements PieceScanner {
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
+    const bmp = this.#t.bmp;
     let p = start;
     while (p < end) {
-      p = this.#next(text, p, end);
-      ends.push(p);
+      // fast paths for the common ASCII starts; #next, the general path, gives the same ends
+      const c = text.charCodeAt(p);
+      let q = -1;
+      if (c < 0x80) {
+        const b = bmp[c] as number;
+        const d = p + 1 < end ? text.charCodeAt(p + 1) : -1; // -1: the end
+        const bd = d < 0 ? 0 : d < 0x80 ? (bmp[d] as number) : -1; // -1: not ASCII
+        if ((b & LL) !== 0) q = this.#lowerWord(text, p + 1, end);
+        else if (bd > 0 && (bd & LL) !== 0) {
+          // an uppercase letter, or a prefix, then a lowercase one
+          if ((b & LU) !== 0 || (b & (NUM | SPACE)) === 0 || c === 0x20 || c === 0x09) q = this.#lowerWord(text, p + 2, end);
+        } else if ((b & LU) !== 0) {
+          if (bd >= 0 && (bd & LETTER) === 0) q = this.#contraction(text, p + 1, end); // alone: the second alternative
+        } else if (c === 0x20) {
+          if (bd >= 0 && (bd & (LETTER | NUM | SPACE)) === 0 && d >= 0) {
+            q = newlineRun(text, runWithout(this.#t, text, p + 2, end, LETTER | NUM | SPACE), end, this.#slash);
+          } else if (bd >= 0 && (bd & LU) === 0) q = spaceMatchEnd(this.#t, text, p, end, true);
+          else if (bd > 0 && (bd & LU) !== 0 && p + 2 < end) {
+            const e = text.charCodeAt(p + 2);
+            const be = e < 0x80 ? (bmp[e] as number) : -1;
+            if (be >= 0 && (be & LL) !== 0) q = this.#lowerWord(text, p + 3, end);
+            else if (be >= 0 && (be & LETTER) === 0) q = this.#contraction(text, p + 2, end);
+          }
+        } else if ((b & SPACE) !== 0) {
+          if (c === 0x0a || c === 0x0d || (bd >= 0 && (bd & LETTER) === 0)) q = spaceMatchEnd(this.#t, text, p, end, true);
+        } else if ((b & NUM) !== 0) {
+          q = p + 1;
+          for (let k = 1; k < 3 && q < end; k++) {
+            const e = text.charCodeAt(q);
+            if (e >= 0x80) {
+              q = -1;
+              break;
+            }
+            if (((bmp[e] as number) & NUM) === 0) break;
+            q++;
+          }
+        } else if (bd >= 0 && (bd & LETTER) === 0) {
+          // an other that no letter follows: the run of others, and the newlines and slashes after it
+          q = newlineRun(text, runWithout(this.#t, text, p + 1, end, LETTER | NUM | SPACE), end, this.#slash);
+        }
+      }
+      if (q < 0) q = this.#next(text, p, end);
+      ends.push(q);
+      p = q;
     }
+  }
+
+  /** The W run from `i` (its first code point read at the caller's), then a contraction. */
+  #lowerWord(text: string, i: number, end: number): number {
+    return this.#contraction(text, runOf(this.#t, text, i, end, LOWERISH, this.#exclude), end);
   }
 
   #next(text: string, p: number, end: number): number {
@@ -58,7 +106,8 @@ export class O200kScanner implements PieceScanner {
     const ex = this.#exclude;
     const c = codePointAt(text, p, end);
     const w = c > 0xffff ? 2 : 1;
-    const b = classAt(t, text, p, end);
+    const b = c < 0x10000 ? (t.bmp[c] as number) : classOf(t, c);
+    countExamined(1);
     if ((b & ex) !== 0) return runOf(t, text, p + w, end, HAN, 0);
     const prefix = (b & (LETTER | NUM)) === 0 && c !== 0x0a && c !== 0x0d;
     const inU = (b & UPPERISH) !== 0 && (b & ex) === 0;
@@ -99,18 +148,29 @@ export class O200kScanner implements PieceScanner {
   #upperRun(text: string, i: number, end: number): number {
     const t = this.#t;
     const ex = this.#exclude;
-    this.#lastBoth = -1;
+    const from = i;
+    let lastBoth = -1;
+    let lastBothWidth = 1;
     while (i < end) {
-      const c = codePointAt(text, i, end);
-      const b = classAt(t, text, i, end);
+      const c = text.charCodeAt(i);
+      let b: number;
+      let w = 1;
+      if (c < 0xd800) b = t.bmp[c] as number;
+      else {
+        const cp = codePointAt(text, i, end);
+        b = classOf(t, cp);
+        if (cp > 0xffff) w = 2;
+      }
       if ((b & UPPERISH) === 0 || (b & ex) !== 0) break;
-      const w = c > 0xffff ? 2 : 1;
       if ((b & LOWERISH) !== 0) {
-        this.#lastBoth = i;
-        this.#lastBothWidth = w;
+        lastBoth = i;
+        lastBothWidth = w;
       }
       i += w;
     }
+    countExamined(i - from + 1);
+    this.#lastBoth = lastBoth;
+    this.#lastBothWidth = lastBothWidth;
     return i;
   }
 

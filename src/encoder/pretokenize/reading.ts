@@ -19,8 +19,9 @@ export function codePointAt(text: string, i: number, end: number): number {
 
 /** Class bits of the code point at `i` (< end). */
 export function classAt(t: ClassTable, text: string, i: number, end: number): number {
-  examined++;
-  return classOf(t, codePointAt(text, i, end));
+  work.n++;
+  const c = text.charCodeAt(i);
+  return c < 0xd800 ? (t.bmp[c] as number) : classOf(t, codePointAt(text, i, end));
 }
 
 /** End of the run from `i` of code points having a bit of `any` and none of `none`. */
@@ -39,7 +40,7 @@ export function runOf(t: ClassTable, text: string, i: number, end: number, any: 
       i += cp > 0xffff ? 2 : 1;
     }
   }
-  examined += i - from + 1;
+  work.n += i - from + 1;
   return i;
 }
 
@@ -57,7 +58,7 @@ export function runWithout(t: ClassTable, text: string, i: number, end: number, 
       i += cp > 0xffff ? 2 : 1;
     }
   }
-  examined += i - from + 1;
+  work.n += i - from + 1;
   return i;
 }
 
@@ -69,7 +70,7 @@ export function newlineRun(text: string, i: number, end: number, slash: boolean)
     if (c !== 0x0a && c !== 0x0d && !(slash && c === 0x2f)) break;
     i++;
   }
-  examined += i - from + 1;
+  work.n += i - from + 1;
   return i;
 }
 
@@ -88,7 +89,7 @@ export function spaceMatchEnd(t: ClassTable, text: string, p: number, end: numbe
     if (c === 0x0a || c === 0x0d) lastNewline = q;
     q++;
   }
-  examined += q - p + 1;
+  work.n += q - p + 1;
   if (crlf && lastNewline >= 0) return lastNewline + 1;
   if (q === end || q - 1 === p) return q;
   return q - 1;
@@ -100,11 +101,11 @@ export function spaceMatchEnd(t: ClassTable, text: string, p: number, end: numbe
  */
 export function contractionAt(text: string, i: number, end: number, fold: boolean): number {
   if (i + 1 >= end) return 0;
-  examined += 2;
+  work.n += 2;
   const a = letter(text.charCodeAt(i + 1), fold);
   if (a === 0x73 || a === 0x74 || a === 0x6d || a === 0x64) return 2; // s t m d
   if (i + 2 >= end || (a !== 0x72 && a !== 0x76 && a !== 0x6c)) return 0; // r v l
-  examined++;
+  work.n++;
   const b = letter(text.charCodeAt(i + 2), fold);
   return (a === 0x6c ? b === 0x6c : b === 0x65) ? 3 : 0; // ll, re, ve
 }
@@ -117,19 +118,20 @@ function letter(c: number, fold: boolean): number {
 
 // ---- work counter (tests) --------------------------------------------------------------------------
 
-let examined = 0;
+/** Characters examined (a number field: adding to it allocates nothing once it holds a double). */
+const work = { n: 0 };
 
 /** Adds to the work counter (a scanner's own loops). */
 export function countExamined(n: number): void {
-  examined += n;
+  work.n += n;
 }
 
 /** @internal Characters examined by every scan since the last reset (one read twice counts twice). */
 export function examinedCount(): number {
-  return examined;
+  return work.n;
 }
 
 /** @internal */
 export function resetExaminedCount(): void {
-  examined = 0;
+  work.n = 0;
 }
