@@ -75,7 +75,7 @@ test("scannerForPattern: tokenizer.json patterns in the Oniguruma flavor, tiktok
   const family = (p: string, f: "oniguruma" | "rust-regex"): string | null => scannerForPattern(p, f)?.family ?? null;
   assert.equal(family(P.O200K_PATTERN, "oniguruma"), "o200k/oniguruma");
   assert.equal(family(P.O200K_PATTERN, "rust-regex"), "o200k/rust-regex");
-  assert.equal(family(P.TIKTOKEN_CL100K_PATTERN, "rust-regex"), "cl100k/rust-regex");
+  assert.equal(family(P.TIKTOKEN_CL100K_PATTERN, "rust-regex"), "cl100k-tiktoken/rust-regex");
   assert.equal(family(P.GLM4_PATTERN, "rust-regex"), "cl100k/rust-regex");
   assert.equal(family(P.TIKTOKEN_R50K_PATTERN, "rust-regex"), "gpt2/rust-regex");
   assert.equal(family(P.KIMI_PATTERN, "rust-regex"), "kimi/rust-regex");

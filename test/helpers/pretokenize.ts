@@ -121,7 +121,10 @@ export function scannerText(surrogates: boolean, maxParts = 24): fc.Arbitrary<st
     { weight: 1, arbitrary: classText(3) },
   ];
   if (surrogates) parts.push({ weight: 1, arbitrary: fc.constantFrom(...LONE_SURROGATES) });
-  const text = fc.array(fc.oneof(...parts), { maxLength: maxParts, size: "max" }).map((xs) => xs.join(""));
+  const tail = fc.option(fc.constantFrom(" ", "  ", "\n", " \n", "\n ", " \n  ", "\r\n", "\u3000\n", "\u0085", "\t"), { freq: 3 });
+  const text = fc
+    .tuple(fc.array(fc.oneof(...parts), { maxLength: maxParts, size: "max" }), tail)
+    .map(([xs, end]) => xs.join("") + (end ?? ""));
   return surrogates ? text : text.map((s) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "?"));
 }
 

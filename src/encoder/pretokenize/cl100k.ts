@@ -1,6 +1,7 @@
 /**
  * The cl100k family, scanned: Llama 3 / 3.1, GPT-3.5 (cl100k as tokenizer.json spells it), Qwen
- * (single digits), GLM-4, and tiktoken's own cl100k_base (possessive quantifiers, the same pieces):
+ * (single digits), GLM-4, and tiktoken's own cl100k_base (possessive quantifiers, and `\s++$` first:
+ * see the constructor):
  *
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
  *   |\s*[\r\n]+|\s+(?!\S)|\s+
@@ -25,12 +26,18 @@ export class Cl100kScanner implements PieceScanner {
   readonly family: string;
   readonly #t: ClassTable;
   readonly #digits: number;
+  readonly #tail: boolean;
 
-  /** `digits`: the `\p{N}{1,digits}` of the pattern (3; Qwen's `\p{N}` is 1). */
-  constructor(family: string, table: ClassTable, digits: number) {
+  /**
+   * `digits`: the `\p{N}{1,digits}` of the pattern (3; Qwen's `\p{N}` is 1). `tail`: tiktoken's
+   * cl100k_base, whose `\s++$` comes before `\s*[\r\n]`: a `\s` run that reaches the end of the
+   * input is one piece, newlines and all.
+   */
+  constructor(family: string, table: ClassTable, digits: number, tail = false) {
     this.family = family;
     this.#t = table;
     this.#digits = digits;
+    this.#tail = tail;
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
@@ -64,7 +71,7 @@ export class Cl100kScanner implements PieceScanner {
           // no letter follows
           if ((b & SPACE) === 0) q = newlineRun(text, runWithout(t, text, p + 1, end, LETTER | NUM | SPACE), end, false);
           else if (c === 0x20 && d >= 0 && (bd & (NUM | SPACE)) === 0) q = newlineRun(text, runWithout(t, text, p + 2, end, LETTER | NUM | SPACE), end, false);
-          else q = spaceMatchEnd(t, text, p, end, true);
+          else q = spaceMatchEnd(t, text, p, end, true, this.#tail);
         }
       }
       if (q < 0) q = this.#next(text, p, end);
@@ -100,6 +107,6 @@ export class Cl100kScanner implements PieceScanner {
     if (c === 0x20 && p + 1 < end && (classAt(t, text, p + 1, end) & (LETTER | NUM | SPACE)) === 0) {
       return newlineRun(text, runWithout(t, text, p + 1, end, LETTER | NUM | SPACE), end, false);
     }
-    return spaceMatchEnd(t, text, p, end, true);
+    return spaceMatchEnd(t, text, p, end, true, this.#tail);
   }
 }

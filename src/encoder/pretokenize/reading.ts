@@ -78,9 +78,10 @@ export function newlineRun(text: string, i: number, end: number, slash: boolean)
  * Where `\s*[\r\n]+|\s+(?!\S)|\s+` (`crlf`) or `\s+(?!\S)|\s+` (not `crlf`) ends a match that
  * starts at the `\s` at `p`: the run through its last \r or \n; else the run when it reaches the
  * end of the input; else the run but its last character, unless that leaves nothing. (Every `\s`
- * is below U+10000, so the last character is one code unit.)
+ * is below U+10000, so the last character is one code unit.) `tail`: tiktoken's cl100k_base puts
+ * `\s++$` first, so a run that reaches the end is whole even when it holds a newline.
  */
-export function spaceMatchEnd(t: ClassTable, text: string, p: number, end: number, crlf: boolean): number {
+export function spaceMatchEnd(t: ClassTable, text: string, p: number, end: number, crlf: boolean, tail = false): number {
   let q = p;
   let lastNewline = -1;
   while (q < end) {
@@ -90,7 +91,7 @@ export function spaceMatchEnd(t: ClassTable, text: string, p: number, end: numbe
     q++;
   }
   work.n += q - p + 1;
-  if (crlf && lastNewline >= 0) return lastNewline + 1;
+  if (crlf && lastNewline >= 0 && !(tail && q === end)) return lastNewline + 1;
   if (q === end || q - 1 === p) return q;
   return q - 1;
 }

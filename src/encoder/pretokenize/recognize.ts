@@ -34,11 +34,12 @@ import {
 } from "./patterns.js";
 import type { PieceScanner } from "./scanner.js";
 
-type Family = "gpt2" | "cl100k" | "qwen" | "o200k" | "kimi" | "deepseek-v3";
+type Family = "gpt2" | "cl100k" | "cl100k-tiktoken" | "qwen" | "o200k" | "kimi" | "deepseek-v3";
 
 const MAKERS: Readonly<Record<Family, (flavor: Flavor) => PieceScanner>> = {
   gpt2: (f) => new Gpt2Scanner(`gpt2/${f}`, classTable(f)),
   cl100k: (f) => new Cl100kScanner(`cl100k/${f}`, classTable(f), 3),
+  "cl100k-tiktoken": (f) => new Cl100kScanner(`cl100k-tiktoken/${f}`, classTable(f), 3, true),
   qwen: (f) => new Cl100kScanner(`qwen/${f}`, classTable(f), 1),
   o200k: (f) => new O200kScanner(`o200k/${f}`, classTable(f), { han: false, slash: true }),
   kimi: (f) => new O200kScanner(`kimi/${f}`, classTable(f), { han: true, slash: false }),
@@ -55,7 +56,7 @@ const PATTERNS: Readonly<Record<Flavor, ReadonlyMap<string, Family>>> = {
   ]),
   "rust-regex": new Map<string, Family>([
     [TIKTOKEN_R50K_PATTERN, "gpt2"],
-    [TIKTOKEN_CL100K_PATTERN, "cl100k"],
+    [TIKTOKEN_CL100K_PATTERN, "cl100k-tiktoken"],
     [CL100K_PATTERN, "cl100k"],
     [O200K_PATTERN, "o200k"],
     [KIMI_PATTERN, "kimi"],
