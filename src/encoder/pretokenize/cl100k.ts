@@ -19,7 +19,7 @@
  */
 
 import { type ClassTable, LETTER, NUM, SPACE } from "./classes.js";
-import { classAt, codePointAt, contractionAt, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import { asciiClassAt, classAt, codePointAt, contractionAt, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
 import type { Int32Sink, PieceScanner } from "./scanner.js";
 
 export class Cl100kScanner implements PieceScanner {
@@ -50,27 +50,17 @@ export class Cl100kScanner implements PieceScanner {
       let q = -1;
       if (c < 0x80) {
         const b = bmp[c] as number;
-        const d = p + 1 < end ? text.charCodeAt(p + 1) : -1; // -1: the end
-        const bd = d < 0 ? 0 : d < 0x80 ? (bmp[d] as number) : -1; // -1: not ASCII
+        const bd = asciiClassAt(bmp, text, p + 1, end); // 0: the end, -1: not ASCII
         if ((b & LETTER) !== 0) q = runOf(t, text, p + 1, end, LETTER, 0);
         else if (bd > 0 && (bd & LETTER) !== 0) {
           // a prefix and a letter run (an apostrophe may start a contraction instead)
           if ((b & NUM) === 0 && c !== 0x0a && c !== 0x0d && c !== 0x27) q = runOf(t, text, p + 2, end, LETTER, 0);
         } else if ((b & NUM) !== 0) {
-          q = p + 1;
-          for (let k = 1; k < this.#digits && q < end; k++) {
-            const e = text.charCodeAt(q);
-            if (e >= 0x80) {
-              q = -1;
-              break;
-            }
-            if (((bmp[e] as number) & NUM) === 0) break;
-            q++;
-          }
+          q = numbersEnd(t, text, p, end, this.#digits);
         } else if (bd >= 0) {
           // no letter follows
           if ((b & SPACE) === 0) q = newlineRun(text, runWithout(t, text, p + 1, end, LETTER | NUM | SPACE), end, false);
-          else if (c === 0x20 && d >= 0 && (bd & (NUM | SPACE)) === 0) q = newlineRun(text, runWithout(t, text, p + 2, end, LETTER | NUM | SPACE), end, false);
+          else if (c === 0x20 && p + 1 < end && (bd & (NUM | SPACE)) === 0) q = newlineRun(text, runWithout(t, text, p + 2, end, LETTER | NUM | SPACE), end, false);
           else q = spaceMatchEnd(t, text, p, end, true, this.#tail);
         }
       }
@@ -95,13 +85,7 @@ export class Cl100kScanner implements PieceScanner {
       return runOf(t, text, p + w, end, LETTER, 0);
     }
     if ((b & NUM) !== 0) {
-      let q = p + w;
-      for (let k = 1; k < this.#digits && q < end; k++) {
-        const d = codePointAt(text, q, end);
-        if ((classAt(t, text, q, end) & NUM) === 0) break;
-        q += d > 0xffff ? 2 : 1;
-      }
-      return q;
+      return numbersEnd(t, text, p, end, this.#digits);
     }
     if (other) return newlineRun(text, runWithout(t, text, p + w, end, LETTER | NUM | SPACE), end, false);
     if (c === 0x20 && p + 1 < end && (classAt(t, text, p + 1, end) & (LETTER | NUM | SPACE)) === 0) {

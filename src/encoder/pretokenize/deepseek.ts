@@ -19,7 +19,7 @@
  */
 
 import { type ClassTable, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
-import { classAt, codePointAt, countExamined, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import { classAt, codePointAt, countExamined, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
 import type { Int32Sink, PieceScanner } from "./scanner.js";
 
 const isCjk = (c: number): boolean => (c >= 0x4e00 && c <= 0x9fa5) || (c >= 0x3040 && c <= 0x30ff);
@@ -44,12 +44,7 @@ export class DeepSeekScanner implements PieceScanner {
       const q = runWithout(t, text, p, end, NUM);
       if (q > p) this.#cjk(text, p, q, ends);
       if (q >= end) break;
-      let r = q;
-      for (let k = 0; k < 3 && r < end; k++) {
-        const d = codePointAt(text, r, end);
-        if ((classAt(t, text, r, end) & NUM) === 0) break;
-        r += d > 0xffff ? 2 : 1;
-      }
+      const r = numbersEnd(t, text, q, end, 3);
       this.#cjk(text, q, r, ends);
       p = r;
     }

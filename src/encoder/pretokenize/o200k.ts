@@ -19,7 +19,7 @@
  */
 
 import { type ClassTable, classOf, HAN, LETTER, LL, LOWERISH, LU, NUM, SPACE, UPPERISH } from "./classes.js";
-import { classAt, codePointAt, contractionAt, countExamined, newlineRun, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import { asciiClassAt, classAt, codePointAt, contractionAt, countExamined, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
 import type { Int32Sink, PieceScanner } from "./scanner.js";
 
 export interface O200kOptions {
@@ -54,8 +54,7 @@ export class O200kScanner implements PieceScanner {
       let q = -1;
       if (c < 0x80) {
         const b = bmp[c] as number;
-        const d = p + 1 < end ? text.charCodeAt(p + 1) : -1; // -1: the end
-        const bd = d < 0 ? 0 : d < 0x80 ? (bmp[d] as number) : -1; // -1: not ASCII
+        const bd = asciiClassAt(bmp, text, p + 1, end); // 0: the end, -1: not ASCII
         if ((b & LL) !== 0) q = this.#lowerWord(text, p + 1, end);
         else if (bd > 0 && (bd & LL) !== 0) {
           // an uppercase letter, or a prefix, then a lowercase one
@@ -63,7 +62,7 @@ export class O200kScanner implements PieceScanner {
         } else if ((b & LU) !== 0) {
           if (bd >= 0 && (bd & LETTER) === 0) q = this.#contraction(text, p + 1, end); // alone: the second alternative
         } else if (c === 0x20) {
-          if (bd >= 0 && (bd & (LETTER | NUM | SPACE)) === 0 && d >= 0) {
+          if (bd >= 0 && (bd & (LETTER | NUM | SPACE)) === 0 && p + 1 < end) {
             q = newlineRun(text, runWithout(this.#t, text, p + 2, end, LETTER | NUM | SPACE), end, this.#slash);
           } else if (bd >= 0 && (bd & LU) === 0) q = spaceMatchEnd(this.#t, text, p, end, true);
           else if (bd > 0 && (bd & LU) !== 0 && p + 2 < end) {
@@ -75,16 +74,7 @@ export class O200kScanner implements PieceScanner {
         } else if ((b & SPACE) !== 0) {
           if (c === 0x0a || c === 0x0d || (bd >= 0 && (bd & LETTER) === 0)) q = spaceMatchEnd(this.#t, text, p, end, true);
         } else if ((b & NUM) !== 0) {
-          q = p + 1;
-          for (let k = 1; k < 3 && q < end; k++) {
-            const e = text.charCodeAt(q);
-            if (e >= 0x80) {
-              q = -1;
-              break;
-            }
-            if (((bmp[e] as number) & NUM) === 0) break;
-            q++;
-          }
+          q = numbersEnd(this.#t, text, p, end, 3);
         } else if (bd >= 0 && (bd & LETTER) === 0) {
           // an other that no letter follows: the run of others, and the newlines and slashes after it
           q = newlineRun(text, runWithout(this.#t, text, p + 1, end, LETTER | NUM | SPACE), end, this.#slash);
@@ -129,13 +119,7 @@ export class O200kScanner implements PieceScanner {
     if (uEndPrefixed > p + w) return this.#contraction(text, runOf(t, text, uEndPrefixed, end, LOWERISH, ex), end);
     if (uEndBare > p) return this.#contraction(text, runOf(t, text, uEndBare, end, LOWERISH, ex), end);
     if ((b & NUM) !== 0) {
-      let q = p + w;
-      for (let k = 1; k < 3 && q < end; k++) {
-        const d = codePointAt(text, q, end);
-        if ((classAt(t, text, q, end) & NUM) === 0) break;
-        q += d > 0xffff ? 2 : 1;
-      }
-      return q;
+      return numbersEnd(t, text, p, end, 3);
     }
     if ((b & (LETTER | NUM | SPACE)) === 0) return newlineRun(text, runWithout(t, text, p + w, end, LETTER | NUM | SPACE), end, this.#slash);
     if (c === 0x20 && p + 1 < end && (classAt(t, text, p + 1, end) & (LETTER | NUM | SPACE)) === 0) {

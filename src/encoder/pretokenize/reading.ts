@@ -7,7 +7,7 @@
  * Layer: encoder.
  */
 
-import { type ClassTable, classOf, SPACE } from "./classes.js";
+import { type ClassTable, classOf, NUM, SPACE } from "./classes.js";
 
 /** The code point at `i` (< end): a surrogate pair inside [.., end) is one, a lone surrogate itself. */
 export function codePointAt(text: string, i: number, end: number): number {
@@ -22,6 +22,13 @@ export function classAt(t: ClassTable, text: string, i: number, end: number): nu
   work.n++;
   const c = text.charCodeAt(i);
   return c < 0xd800 ? (t.bmp[c] as number) : classOf(t, codePointAt(text, i, end));
+}
+
+/** For the scanners' ASCII fast paths: the class bits of the code unit at `i` when it is ASCII, 0 at the end, -1 otherwise. */
+export function asciiClassAt(bmp: Uint16Array, text: string, i: number, end: number): number {
+  if (i >= end) return 0;
+  const c = text.charCodeAt(i);
+  return c < 0x80 ? (bmp[c] as number) : -1;
 }
 
 /** End of the run from `i` of code points having a bit of `any` and none of `none`. */
@@ -55,6 +62,24 @@ export function runWithout(t: ClassTable, text: string, i: number, end: number, 
     } else {
       const cp = codePointAt(text, i, end);
       if ((classOf(t, cp) & none) !== 0) break;
+      i += cp > 0xffff ? 2 : 1;
+    }
+  }
+  work.n += i - from + 1;
+  return i;
+}
+
+/** End of up to `max` numbers from `i` (`\p{N}{1,max}` where `i` holds one; 0 numbers if it does not). */
+export function numbersEnd(t: ClassTable, text: string, i: number, end: number, max: number): number {
+  const from = i;
+  for (let k = 0; k < max && i < end; k++) {
+    const c = text.charCodeAt(i);
+    if (c < 0xd800) {
+      if (((t.bmp[c] as number) & NUM) === 0) break;
+      i++;
+    } else {
+      const cp = codePointAt(text, i, end);
+      if ((classOf(t, cp) & NUM) === 0) break;
       i += cp > 0xffff ? 2 : 1;
     }
   }
