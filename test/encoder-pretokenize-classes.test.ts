@@ -42,3 +42,10 @@ test("the two flavors have the same members (both Unicode 16.0), \\s included: U
   assert.equal(classOf(onig, 0x85) & CLASS_BITS.White_Space, CLASS_BITS.White_Space);
   assert.equal(classOf(rust, 0xfeff) & CLASS_BITS.White_Space, 0);
 });
+
+test("DeepSeek's CJK ranges hold no number (its scanner cuts splits 1 and 2 in one pass on that)", () => {
+  const t = classTable("oniguruma");
+  for (const [lo, hi] of [[0x4e00, 0x9fa5], [0x3040, 0x30ff]] as const) {
+    for (let cp = lo; cp <= hi; cp++) assert.equal(classOf(t, cp) & CLASS_BITS.N, 0, `U+${cp.toString(16)}`);
+  }
+});

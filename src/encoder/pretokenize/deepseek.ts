@@ -18,8 +18,8 @@
  * Layer: encoder.
  */
 
-import { type ClassTable, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
-import { classAt, codePointAt, countExamined, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
+import { type ClassTable, classOf, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
+import { asciiClassAt, classAt, codePointAt, countExamined, newlineRun, numbersEnd, runOf, spaceMatchEnd } from "./reading.js";
 import type { Int32Sink, PieceScanner } from "./scanner.js";
 
 const isCjk = (c: number): boolean => (c >= 0x4e00 && c <= 0x9fa5) || (c >= 0x3040 && c <= 0x30ff);
@@ -37,31 +37,34 @@ export class DeepSeekScanner implements PieceScanner {
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
-    // split 1: number runs, three at a time
+    // splits 1 and 2 in one pass: what lies before the next number or CJK code point is a piece of
+    // both (the CJK ranges hold no number), a group of up to three numbers is a piece of both, a
+    // CJK run (which a number ends) is one of split 2; split 3 cuts each
     const t = this.#t;
+    const bmp = t.bmp;
     let p = start;
     while (p < end) {
-      const q = runWithout(t, text, p, end, NUM);
-      if (q > p) this.#cjk(text, p, q, ends);
-      if (q >= end) break;
-      const r = numbersEnd(t, text, q, end, 3);
-      this.#cjk(text, q, r, ends);
-      p = r;
-    }
-  }
-
-  /** Split 2 on text[a, b): CJK runs and what is between them, each cut by split 3. */
-  #cjk(text: string, a: number, b: number, ends: Int32Sink): void {
-    let p = a;
-    while (p < b) {
       let q = p;
-      while (q < b && !isCjk(text.charCodeAt(q))) q++;
+      while (q < end) {
+        const c = text.charCodeAt(q);
+        if (c < 0xd800) {
+          if (((bmp[c] as number) & NUM) !== 0 || isCjk(c)) break;
+          q++;
+        } else {
+          const cp = codePointAt(text, q, end);
+          if ((classOf(t, cp) & NUM) !== 0) break;
+          q += cp > 0xffff ? 2 : 1;
+        }
+      }
       countExamined(q - p + 1);
       if (q > p) this.#third(text, p, q, ends);
-      if (q >= b) break;
-      let r = q;
-      while (r < b && isCjk(text.charCodeAt(r))) r++;
-      countExamined(r - q + 1);
+      if (q >= end) break;
+      let r: number;
+      if (isCjk(text.charCodeAt(q))) {
+        r = q + 1;
+        while (r < end && isCjk(text.charCodeAt(r))) r++;
+        countExamined(r - q);
+      } else r = numbersEnd(t, text, q, end, 3);
       this.#third(text, q, r, ends);
       p = r;
     }
@@ -84,18 +87,36 @@ export class DeepSeekScanner implements PieceScanner {
     if (gap < b) ends.push(b);
   }
 
+  /** End of the run of ASCII letters from `i`. */
+  #asciiLetters(text: string, i: number, end: number): number {
+    const from = i;
+    while (i < end && isAsciiLetter(text.charCodeAt(i))) i++;
+    countExamined(i - from + 1);
+    return i;
+  }
+
   /** End of the third pattern's match at `p`, or -1. */
   #match(text: string, p: number, end: number): number {
     const t = this.#t;
+    const c0 = text.charCodeAt(p);
+    if (c0 < 0x80) {
+      // fast paths for ASCII starts that an ASCII character follows (or the end)
+      const b0 = t.bmp[c0] as number;
+      const bd = asciiClassAt(t.bmp, text, p + 1, end); // 0: the end, -1: not ASCII
+      if ((b0 & LETTER) !== 0) return runOf(t, text, p + 1, end, LETTER | MARK, 0);
+      if (bd >= 0 && (bd & LETTER) !== 0) {
+        if ((b0 & (PUNCT | SYM)) !== 0) return this.#asciiLetters(text, p + 2, end);
+        if (c0 !== 0x0a && c0 !== 0x0d) return runOf(t, text, p + 2, end, LETTER | MARK, 0);
+      } else if (bd >= 0) {
+        if ((b0 & (PUNCT | SYM)) !== 0) return newlineRun(text, runOf(t, text, p + 1, end, PUNCT | SYM, 0), end, false);
+        if (c0 === 0x20 && (bd & (PUNCT | SYM)) !== 0) return newlineRun(text, runOf(t, text, p + 2, end, PUNCT | SYM, 0), end, false);
+        if ((b0 & SPACE) !== 0) return spaceMatchEnd(t, text, p, end, true);
+      }
+    }
     const c = codePointAt(text, p, end);
     const w = c > 0xffff ? 2 : 1;
     const b = classAt(t, text, p, end);
-    if (isAsciiPunct(c) && p + 1 < end && isAsciiLetter(text.charCodeAt(p + 1))) {
-      let q = p + 2;
-      while (q < end && isAsciiLetter(text.charCodeAt(q))) q++;
-      countExamined(q - p);
-      return q;
-    }
+    if (isAsciiPunct(c) && p + 1 < end && isAsciiLetter(text.charCodeAt(p + 1))) return this.#asciiLetters(text, p + 2, end);
     if ((b & (LETTER | MARK)) !== 0) return runOf(t, text, p + w, end, LETTER | MARK, 0);
     if ((b & (LETTER | PUNCT | SYM)) === 0 && c !== 0x0a && c !== 0x0d && p + w < end && (classAt(t, text, p + w, end) & (LETTER | MARK)) !== 0) {
       return runOf(t, text, p + w, end, LETTER | MARK, 0);
