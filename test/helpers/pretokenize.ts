@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { Int32List, type PieceScanner } from "../../src/encoder/pretokenize/index.js";
+import { ONIGURUMA_SOURCE } from "../../src/encoder/pretokenize/class-sources.js";
 import { GPT2_PATTERN } from "../../src/encoder/pretokenize/patterns.js";
 import { translateOniguruma } from "../../src/encoder/regex/oniguruma.js";
 import { type SplitBehavior, splitText } from "../../src/encoder/regex/pattern-split.js";
@@ -107,9 +108,22 @@ const RUN: fc.Arbitrary<string> = fc
   .tuple(fc.oneof(fc.constantFrom(" ", "\n", "\t", "a", "A", "1", ".", "中", "\u0301", "\r\n", "'", "/"), fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c))), fc.integer({ min: 1, max: 60 }))
   .map(([c, n]) => c.repeat(n));
 
+/** A member of one of the classes the scanners test (numbers of every script, marks, Lt, Lm, ...). */
+const CLASS_MEMBER: fc.Arbitrary<string> = (() => {
+  const sets = Object.values(ONIGURUMA_SOURCE.sets());
+  return fc
+    .tuple(fc.integer({ min: 0, max: sets.length - 1 }), fc.nat(), fc.nat())
+    .map(([k, r, o]) => {
+      const set = sets[k] as readonly number[];
+      const i = (r % (set.length / 2)) * 2;
+      const lo = set[i] as number;
+      return String.fromCodePoint(lo + (o % ((set[i + 1] as number) - lo + 1)));
+    });
+})();
+
 /**
  * Hostile text for the scanners: texts.ts's class fragments and these, contractions, runs, random
- * code points of every plane; `surrogates`: lone surrogates too.
+ * code points of every plane, members of every class the scanners test; `surrogates`: lone surrogates too.
  */
 export function scannerText(surrogates: boolean, maxParts = 24): fc.Arbitrary<string> {
   const any = fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c));
@@ -119,6 +133,7 @@ export function scannerText(surrogates: boolean, maxParts = 24): fc.Arbitrary<st
     { weight: 1, arbitrary: RUN },
     { weight: 2, arbitrary: surrogates ? any : any.filter((s) => !/^[\ud800-\udfff]$/.test(s)) },
     { weight: 1, arbitrary: classText(3) },
+    { weight: 3, arbitrary: CLASS_MEMBER },
   ];
   if (surrogates) parts.push({ weight: 1, arbitrary: fc.constantFrom(...LONE_SURROGATES) });
   const tail = fc.option(fc.constantFrom(" ", "  ", "\n", " \n", "\n ", " \n  ", "\r\n", "\u3000\n", "\u0085", "\t"), { freq: 3 });
