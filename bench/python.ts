@@ -7,7 +7,7 @@
  * on the first conversations (JIT, caches) and time the rest; rounds alternate the two. The
  * Python loop runs twice per round: one call per request, and one batch per conversation
  * (`bench_loop.py --batch`: `apply_chat_template([messages[:k] for k in turns])`, a metrics drain
- * over a finished trajectory; its calls are chained in the batch, docs/MEASURED.md Issue 14).
+ * over a finished trajectory; its calls are chained in the batch; bench/README.md, "Python client").
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";

@@ -31,7 +31,7 @@ const tokenizers = {
   "stripping-added": base(bpe({ merges }), [added(1000, "<a>", { rstrip: true }), added(1001, "<b>", { lstrip: true }), added(1002, "<c>")],
     { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: false }),
   // Metaspace with split: true. @huggingface/tokenizers 0.2 splits trailing runs of spaces
-  // differently from Rust ("yo  "): kept to document that divergence (see DESIGN.md).
+  // differently from Rust ("yo  "): kept to document that divergence (see COMPATIBILITY.md).
   "metaspace-split": base(bpe({ merges }), [added(1000, "<s>")],
     { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true }),
 };

@@ -5,7 +5,7 @@
  *
  *   fromAiSdk(messages, options?) → ChatMessage[]     toAiSdk(chatMessages) → ModelMessage[]
  *
- * The mapping (README "Framework adapters"; what has no OpenAI form is DT_ADAPTER_UNSUPPORTED):
+ * The mapping (src/adapters/README.md; what has no OpenAI form is DT_ADAPTER_UNSUPPORTED):
  * - system, user: the content as it is (a string, or text parts as a list of `{type: "text"}`
  *   parts). Image and file parts are refused: their tokens depend on the model's processor,
  *   which a tokenizer and template cannot count.

@@ -6,7 +6,7 @@
  *   fromLangChain(messages, options?) → ChatMessage[]
  *   toLangChain(chatMessages, classes) → BaseMessage[]    (classes: `@langchain/core/messages`)
  *
- * The mapping (README "Framework adapters"; what has no OpenAI form is DT_ADAPTER_UNSUPPORTED):
+ * The mapping (src/adapters/README.md; what has no OpenAI form is DT_ADAPTER_UNSUPPORTED):
  * - SystemMessage → system, HumanMessage → user, ChatMessage → its role: the content as it is
  *   (a string, or text blocks as a list of `{type: "text"}` parts). Image, audio and file blocks
  *   are refused: their tokens depend on the model's processor.

@@ -37,6 +37,7 @@ import { Vocabulary, type DecodeOptions, type TokenizerInfo } from "./vocabulary
 import type { Pipeline, Prepared } from "./pipeline.js";
 import { buildRollout, readSampled, withoutSampled, type Rollout } from "./rollout.js";
 import { CachedRolloutHost, WholeRolloutHost } from "./rollout-host.js";
+import { ENCODE_WHOLE, STAGE_HOOKS, checkedIncrementalRender, hookRendered, hookTokenized, type StageHooks } from "./stages.js";
 import { streamRuleFor } from "../tokenize/stream.js";
 import {
   MessageCounter,
@@ -120,7 +121,15 @@ export class Deltatok {
     this.#opts = opts;
     this.#loaded = loaded;
     this.#encoder = new TokenEncoder(loaded);
-    this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes });
+    this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes, splice: opts.incrementalSplice });
+  }
+
+  /** @internal The stage seam (api/stages.ts): triage observes each stage of a prompt request, tests make one wrong. */
+  [STAGE_HOOKS]: StageHooks | null = null;
+
+  /** @internal One encode of a render with this engine's encoder, no cache (triage's "one encode"). */
+  [ENCODE_WHOLE](text: string): Uint32Array {
+    return Uint32Array.from(this.#encoder.encodeWhole(text));
   }
 
   /**
@@ -207,11 +216,13 @@ export class Deltatok {
     try {
       const p = checkPromptOptions(options, withIds ? "encodePrompt" : "countPrompt");
       const prepared = this.#prepare(messages, p);
+      const hooks = this[STAGE_HOOKS];
       if (this.#opts.mode === "full") {
-        const text = this.#render(prepared);
+        let text = this.#render(prepared);
+        if (hooks !== null) text = hookRendered(hooks, wholeText(text), false).segments.join("");
         const t0 = performance.now();
         try {
-          return this.#engine.tokenizeFull(text, withIds);
+          return hookTokenized(hooks, this.#engine.tokenizeFull(text, withIds));
         } finally {
           this.#tokenizeMs += performance.now() - t0;
         }
@@ -221,7 +232,7 @@ export class Deltatok {
       const rendered = this.#rendered(prepared, found);
       const t0 = performance.now();
       try {
-        return this.#engine.tokenize(rendered, chain, withIds, found);
+        return hookTokenized(hooks, this.#engine.tokenize(rendered, chain, withIds, found));
       } finally {
         this.#tokenizeMs += performance.now() - t0;
       }
@@ -233,9 +244,9 @@ export class Deltatok {
   /** The render of a prepared prompt, incremental against `found` where it can be. */
   #rendered(prepared: Prepared, found: Found | undefined): Rendered {
     // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
-    return this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null
-      ? this.#renderIncremental(prepared, found)
-      : wholeText(this.#render(prepared));
+    const incremental = this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null;
+    const r = incremental ? this.#renderIncremental(prepared, found) : wholeText(this.#render(prepared));
+    return hookRendered(this[STAGE_HOOKS], r, incremental);
   }
 
   /**
@@ -775,7 +786,10 @@ export class Deltatok {
     const t0 = performance.now();
     let r;
     try {
-      r = (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev, { messageVersions: p.versions });
+      const hints = { messageVersions: p.versions };
+      r = this.#opts.checkIncrementalRender
+        ? checkedIncrementalRender(p.renderer, p.vars, p.now, prev, hints)
+        : (p.renderer.renderIncremental as NonNullable<ChatRenderer["renderIncremental"]>).call(p.renderer, p.vars, p.now, prev, hints);
     } finally {
       this.#renderMs += performance.now() - t0;
     }

@@ -123,6 +123,21 @@ export interface DeltatokOptions {
    * @defaultValue true
    */
   incrementalRender?: boolean;
+  /**
+   * In `incremental` mode, splice: reuse the ids of the longest safe prefix of a cached render
+   * and encode only the rest (DESIGN.md, "The reuse invariant"). `false` encodes every render
+   * whole, in one call (rendering stays incremental; requests count as misses): with
+   * `incrementalRender` it isolates which stage a wrong answer comes from (docs/DEBUGGING.md).
+   * @defaultValue true
+   */
+  incrementalSplice?: boolean;
+  /**
+   * Also render every incrementally rendered request whole and compare (text, generation spans,
+   * error): a difference fails that request with DT_INTERNAL naming the first differing offset.
+   * A debugging net (it costs a whole render per request), never needed for exact answers.
+   * @defaultValue false
+   */
+  checkIncrementalRender?: boolean;
   /** Limits of each template render (every field optional). */
   templateBudget?: TemplateBudgetOptions;
 }
@@ -176,6 +191,8 @@ export interface ResolvedOptions {
   readonly maxPromptChars: number;
   readonly renderer: RendererKind;
   readonly incrementalRender: boolean;
+  readonly incrementalSplice: boolean;
+  readonly checkIncrementalRender: boolean;
   readonly templateBudget: Readonly<Required<TemplateBudgetOptions>>;
 }
 
@@ -187,6 +204,8 @@ export const DEFAULTS = Object.freeze({
   maxPromptChars: 16_000_000,
   renderer: "python" as RendererKind,
   incrementalRender: true,
+  incrementalSplice: true,
+  checkIncrementalRender: false,
 });
 
 function optionError(path: string, message: string): DeltatokError {
@@ -208,6 +227,8 @@ const ENGINE_KEYS = {
   maxPromptChars: true,
   renderer: true,
   incrementalRender: true,
+  incrementalSplice: true,
+  checkIncrementalRender: true,
   templateBudget: true,
 } as const satisfies Record<keyof Required<DeltatokOptions>, true>;
 const PROMPT_KEYS = {
@@ -224,6 +245,18 @@ const MESSAGE_KEYS = {
   chat_template_kwargs: true,
   parse_tool_arguments: true,
 } as const satisfies Record<keyof Required<MessageOptions>, true>;
+
+/**
+ * The per-request option names of the prompt methods (countPrompt, encodePrompt, ...) and of
+ * countMessage: the one list the sidecar's params, the pool's wire items and the Python
+ * client's option lists are derived from or tested against (test/protocol-options.test.ts).
+ */
+export const PROMPT_OPTION_NAMES: readonly (keyof PromptOptions)[] = Object.freeze(Object.keys(PROMPT_KEYS) as (keyof PromptOptions)[]);
+export const MESSAGE_OPTION_NAMES: readonly (keyof MessageOptions)[] = Object.freeze(Object.keys(MESSAGE_KEYS) as (keyof MessageOptions)[]);
+/** tokenizeRollout's: a prompt's but the two that shape a single prompt's end. */
+export const ROLLOUT_OPTION_NAMES: readonly (keyof RolloutOptions)[] = Object.freeze(
+  PROMPT_OPTION_NAMES.filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message") as (keyof RolloutOptions)[],
+);
 
 /** Which options an object holds, for the messages about unknown ones. */
 interface OptionSet {
@@ -336,7 +369,7 @@ const MESSAGE_SET: OptionSet = {
 
 const ROLLOUT_SET: OptionSet = {
   where: "tokenizeRollout",
-  keys: Object.keys(PROMPT_KEYS).filter((k) => k !== "add_generation_prompt" && k !== "continue_final_message"),
+  keys: ROLLOUT_OPTION_NAMES,
   prefix: "",
   elsewhere: PROMPT_ELSEWHERE,
   notHere: {
@@ -433,8 +466,27 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
   }
   const incrementalRender = o.incrementalRender ?? DEFAULTS.incrementalRender;
   if (typeof incrementalRender !== "boolean") throw optionError("incrementalRender", "must be a boolean");
+  const incrementalSplice = o.incrementalSplice ?? DEFAULTS.incrementalSplice;
+  if (typeof incrementalSplice !== "boolean") throw optionError("incrementalSplice", "must be a boolean");
+  const checkIncrementalRender = o.checkIncrementalRender ?? DEFAULTS.checkIncrementalRender;
+  if (typeof checkIncrementalRender !== "boolean") throw optionError("checkIncrementalRender", "must be a boolean");
   const templateBudget = resolveBudget(o.templateBudget);
-  return Object.freeze({ tokenizer, chatTemplate, chatTemplateFile, date, dateKey, mode, storeIds, cacheBytes, maxPromptChars, renderer, incrementalRender, templateBudget });
+  return Object.freeze({
+    tokenizer,
+    chatTemplate,
+    chatTemplateFile,
+    date,
+    dateKey,
+    mode,
+    storeIds,
+    cacheBytes,
+    maxPromptChars,
+    renderer,
+    incrementalRender,
+    incrementalSplice,
+    checkIncrementalRender,
+    templateBudget,
+  });
 }
 
 function resolveBudget(b: TemplateBudgetOptions | undefined): Readonly<Required<TemplateBudgetOptions>> {

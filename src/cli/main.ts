@@ -17,7 +17,8 @@ import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
-import { verifyCorpus } from "./verify.js";
+import { verifyCorpus, type ReferenceEncoder } from "./verify.js";
+import { untunedTokenizer } from "../load/index.js";
 import { TokenizeSink, tokenizeCorpus, type TokenizeSummary, type TrainingSink } from "./tokenize.js";
 import { RolloutSink, rolloutCorpus, type RolloutSummary } from "./rollout.js";
 import { trainCorpusScheduled } from "./training-pool.js";
@@ -59,6 +60,10 @@ Options:
   --date YYYY-MM-DD            date seen by strftime_now (default: today)
   --parse-tool-arguments       parse JSON-string tool-call arguments into objects first
   --mode incremental|full      reuse cached prefixes, or re-render+re-tokenize everything
+  --no-incremental-render      render every request whole (tokenization still reuses prefixes)
+  --no-incremental-splice      encode every render whole (rendering still incremental)
+  --check-incremental-render   also render each incremental render whole and compare (DT_INTERNAL
+                               on a difference; slow: a debugging net)
   --renderer python            template renderer: python, the only one (exactly transformers)
   --out FILE                   output JSONL (default stdout)
   --summary FILE               write a JSON summary of the run
@@ -78,6 +83,8 @@ Options:
   --allow-host NAME[:PORT]     serve: also accept this Host header (a proxy passing its name);
                                repeatable
   --max-diffs N                verify: differences listed in the summary (default 20)
+  --check-encoder              verify: also encode every whole render with an untuned instance of
+                               the tokenizer and report where the engine's encoder differs
   --format jsonl|binary        tokenize, rollout: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
@@ -102,6 +109,10 @@ const OPTIONS = {
   date: { type: "string" },
   "parse-tool-arguments": { type: "boolean" },
   mode: { type: "string" },
+  "no-incremental-render": { type: "boolean" },
+  "no-incremental-splice": { type: "boolean" },
+  "check-incremental-render": { type: "boolean" },
+  "check-encoder": { type: "boolean" },
   renderer: { type: "string" },
   out: { type: "string" },
   summary: { type: "string" },
@@ -157,6 +168,10 @@ function engineOptions(v: Values): DeltatokOptions {
     o.renderer = v.renderer;
   }
   if (v["counts-only"] === true) o.storeIds = false;
+  // the switches that isolate a stage of a wrong answer (docs/DEBUGGING.md)
+  if (v["no-incremental-render"] === true) o.incrementalRender = false;
+  if (v["no-incremental-splice"] === true) o.incrementalSplice = false;
+  if (v["check-incremental-render"] === true) o.checkIncrementalRender = true;
   const mb = intFlag(v["cache-mb"], "cache-mb");
   if (mb !== undefined) o.cacheBytes = mb * 1024 * 1024;
   const mpc = intFlag(v["max-prompt-chars"], "max-prompt-chars");
@@ -383,9 +398,14 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
   const maxReported = intFlag(v["max-diffs"], "max-diffs") ?? 20;
   const spec = shardFlag(v);
-  const shard = spec === undefined ? undefined : await shardOutput("verify", file, spec, v, { final: v.final === true, max_diffs: maxReported });
+  const shard = spec === undefined ? undefined : await shardOutput("verify", file, spec, v, { final: v.final === true, max_diffs: maxReported, check_encoder: v["check-encoder"] === true });
   const [inc, full] = await Promise.all([Deltatok.create({ ...options, mode: "incremental" }), Deltatok.create({ ...options, mode: "full" })]);
   const tok = inc.tokenizer.tokenizer;
+  let reference: ReferenceEncoder | undefined;
+  if (v["check-encoder"] === true) {
+    const untuned = await untunedTokenizer(inc.tokenizer);
+    reference = { name: "untuned @huggingface/tokenizers (same exact patterns)", encode: (text) => untuned.encode(text, { add_special_tokens: false }).ids };
+  }
   const summary = await verifyCorpus(
     inc,
     full,
@@ -398,6 +418,7 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
       progress: progressFlag(v),
       signal: control.signal,
       shard: spec,
+      reference,
     },
     (ids) => tok.decode(Array.from(ids)),
   );
@@ -417,9 +438,17 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   else process.stdout.write(json);
   if (v.summary !== undefined) await writeFile(v.summary, json);
   process.stderr.write(
-    `verify: ${summary.requests} requests, ${summary.identical} identical, ${summary.same_errors} failed alike, ${summary.differ} differ\n`,
+    `verify: ${summary.requests} requests, ${summary.identical} identical, ${summary.same_errors} failed alike, ${summary.differ} differ${stageNote(summary.stages)}\n`,
   );
   return finishCommand("verify", summary.stopped, summary.differ === 0 ? 0 : 1);
+}
+
+/** " (first stage that disagrees: splice 3, render 1)" when any request differed (docs/DEBUGGING.md). */
+function stageNote(stages: Record<string, number>): string {
+  const parts = Object.entries(stages)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`);
+  return parts.length === 0 ? "" : ` (first stage that disagrees: ${parts.join(", ")}; see docs/DEBUGGING.md)`;
 }
 
 /** tokenize and rollout: training data per conversation, JSONL or binary, shardable. */
@@ -547,6 +576,7 @@ export async function main(argv: string[], control: RunControl = new RunControl(
   try {
     if (v["worker-heap-mb"] !== undefined && !["replay", "tokenize", "rollout"].includes(cmd)) throw new UsageError("--worker-heap-mb applies to replay, tokenize and rollout only");
     if (v.shard !== undefined && !["replay", "tokenize", "verify", "rollout"].includes(cmd)) throw new UsageError("--shard applies to replay, tokenize, verify and rollout");
+    if (v["check-encoder"] !== undefined && cmd !== "verify") throw new UsageError("--check-encoder applies to verify only");
     switch (cmd) {
       case "replay":
       case "render": {

@@ -81,6 +81,12 @@ export interface EngineOptions {
   storeIds: boolean;
   /** Cache bound in bytes. */
   maxBytes: number;
+  /**
+   * Reuse the ids of a safe prefix (default). false: every render is encoded whole in one call
+   * and answered as a miss, its snapshot still stored (an incremental render needs the previous
+   * trace): the switch that takes the splice out of a wrong answer (docs/DEBUGGING.md).
+   */
+  splice?: boolean;
 }
 
 /** A whole-text rendering as one segment. */
@@ -117,6 +123,7 @@ export class IncrementalEngine {
   readonly #store: ConversationStore;
   readonly #storeIds: boolean;
   readonly #margin: number;
+  readonly #splice: boolean;
   #requests = 0;
   #hits = 0;
   #partial = 0;
@@ -131,6 +138,7 @@ export class IncrementalEngine {
     this.#storeIds = options.storeIds;
     this.#store = new ConversationStore({ maxBytes: options.maxBytes });
     this.#margin = encoder.scanner.maxTokenLength;
+    this.#splice = options.splice ?? true;
   }
 
   /** The cached conversation sharing the longest message prefix with `chain`. */
@@ -198,9 +206,9 @@ export class IncrementalEngine {
     this.#requests++;
     // only a snapshot still live in its lineage owns its track (a replaced one's may be rewritten)
     if (ref !== null && this.#store.lookup(ref.chain)?.snapshot !== ref) ref = null;
-    if (found === undefined) {
+    if (found === undefined || !this.#splice) {
       this.#misses++;
-      return this.#fresh(r, chain, wantIds, undefined, "miss", undefined, limit);
+      return this.#fresh(r, chain, wantIds, found, "miss", undefined, limit, !this.#splice);
     }
     const prev = found.snapshot;
     if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored", limit);
@@ -292,7 +300,7 @@ export class IncrementalEngine {
    */
   continuation(from: Found, shared: number, tail: string): Continuation {
     const snapshot = from.snapshot;
-    const b = snapshot.track.ids === null ? -1 : this.#lastSafeCut(snapshot, shared);
+    const b = snapshot.track.ids === null || !this.#splice ? -1 : this.#lastSafeCut(snapshot, shared);
     const cut = b < 0 ? 0 : (snapshot.track.bounds.ends.data[b] as number);
     const before = b < 0 ? 0 : (snapshot.track.bounds.tokenCounts.data[b] as number);
     const seam = b < 0 ? null : (snapshot.track.bounds.ids.data[b] as number);
@@ -382,22 +390,28 @@ export class IncrementalEngine {
     outcome: "miss" | "fallback",
     reason?: FallbackReason,
     limit = Infinity,
+    whole = false,
   ): PromptTokens | null {
     if (reason !== undefined) this.#fallbacks[reason]++;
     const text = r.segments.length === 1 ? (r.segments[0] as string) : r.segments.join("");
     const keepIds = this.#storeIds || wantIds;
     let track = new Track(keepIds, Math.max(1024, text.length >> 2));
-    let count: number;
-    try {
-      count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds, 0, limit);
-    } catch (e) {
-      if (!(e instanceof SeamError)) throw e;
-      // The tokenizer does not keep a boundary token whole: never cut this text.
-      if (reason === undefined) this.#fallbacks.seam_mismatch++;
-      const whole = this.#enc.encodeWhole(text);
-      track = new Track(keepIds, whole.length);
-      track.ids?.pushAll(whole);
-      count = whole.length;
+    let count = -1;
+    if (!whole) {
+      try {
+        count = this.#enc.encodeFrom(text, 0, null, 0, track.ids, track.bounds, 0, limit);
+      } catch (e) {
+        if (!(e instanceof SeamError)) throw e;
+        // The tokenizer does not keep a boundary token whole: never cut this text.
+        if (reason === undefined) this.#fallbacks.seam_mismatch++;
+      }
+    }
+    if (count < 0) {
+      // one encode and no cut points, so nothing is ever spliced from this snapshot
+      const all = this.#enc.encodeWhole(text);
+      track = new Track(keepIds, all.length);
+      track.ids?.pushAll(all);
+      count = all.length;
     }
     this.#encoded += count;
     if (count > limit) return null;

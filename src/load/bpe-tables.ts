@@ -1,7 +1,7 @@
 /**
  * A BPE model's vocabulary and merges as read-only typed arrays over SharedArrayBuffers, built
  * once from a loaded tokenizer and attached by any number of worker threads, so that N workers
- * hold one copy of the tables instead of N (DESIGN.md, "Worker memory: shared tables").
+ * hold one copy of the tables instead of N (src/pool/README.md, "Shared tokenizer tables").
  *
  * Built in one thread from the @huggingface/tokenizers BPE model it already constructed (so the
  * tables say exactly what that model's Maps say: `tokens_to_ids` after the added tokens went in,

@@ -8,7 +8,7 @@
 export { BUNDLED_TOKENIZERS } from "./bundled.js";
 export { parseDate } from "./date.js";
 export { hubCacheDir } from "./hub-cache.js";
-export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer } from "./load.js";
+export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer, untunedTokenizer } from "./load.js";
 export { BpeTablesUnsupported, bpeTablesBytes } from "./bpe-tables.js";
 export type { SharedTokenizer } from "./shared-core.js";
 export { selectTemplate } from "./select.js";

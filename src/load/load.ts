@@ -373,3 +373,17 @@ async function loadResolved(
     return Object.freeze(loaded);
   });
 }
+
+/**
+ * A fresh, uncached runtime tokenizer of `loaded`'s files, built as a load builds it (the same
+ * exact patterns installed) and never tuned (src/tokenize/encoder.ts tunes the cached instance in
+ * place, once): the reference `deltatok verify --check-encoder` compares the engine's encoder
+ * with (docs/DEBUGGING.md). Reads and parses tokenizer.json again.
+ */
+export async function untunedTokenizer(loaded: LoadedTokenizer): Promise<LoadedTokenizer["tokenizer"]> {
+  try {
+    return (await loadCore(loaded.dir)).tokenizer;
+  } catch (e) {
+    throw toDeltatokError(e, "DT_INTERNAL");
+  }
+}

@@ -37,7 +37,7 @@ export interface LineFeatures {
  * Coefficients, in CPU ms on the machine that fitted them (a shared 2-CPU VM, qwen3 template and
  * tokenizer; the least of 5 passes per conversation, bench/data/schedule-costs.json), fitted on
  * tau-bench-airline-gpt-4o and minisweagent-gemini-3-pro-swebench-verified-top50 (250
- * conversations) and checked on the other shared corpora (docs/MEASURED.md, issue 15).
+ * conversations) and checked on the other shared corpora (bench/README.md, "Scheduling").
  */
 export const COST_MODEL: Readonly<{ perRequest: number; perChar: number; perAssistantChar: number; perToolChar: number; perHistoryMessage: number }> = Object.freeze({
   perRequest: 8.181e-2,

@@ -82,7 +82,7 @@ export interface PoolOptions {
   /**
    * Build the tokenizer's BPE tables once (in a short-lived thread) and let every worker attach
    * to them (SharedArrayBuffers) instead of loading its own copy: a worker then costs ~30 MB
-   * instead of ~135 MB (DESIGN.md, "Worker memory: shared tables"). A tokenizer the tables cannot describe
+   * instead of ~135 MB (src/pool/README.md, "Shared tokenizer tables"). A tokenizer the tables cannot describe
    * is loaded per worker, with a `DELTATOK_TABLES_UNSHARED` warning. False: every worker loads
    * its own, as before.
    * @defaultValue true

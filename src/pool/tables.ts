@@ -2,7 +2,7 @@
  * How the workers of a pool get their tokenizer: the BPE tables are built once, in a short-lived
  * thread (tables-builder.ts: the parse's garbage leaves with it), as SharedArrayBuffers
  * (src/load/shared-core.ts), and every worker attaches to them, instead of each reading,
- * parsing and building tokenizer.json itself (DESIGN.md, "Worker memory: shared
+ * parsing and building tokenizer.json itself (src/pool/README.md, "Shared tokenizer
  * tables"). A model the tables cannot describe is loaded per worker as before, with a warning
  * (`DELTATOK_TABLES_UNSHARED`): never silently.
  */

@@ -7,7 +7,7 @@
  */
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
-import type { MessageOptions, PromptOptions } from "../api/options.js";
+import { PROMPT_OPTION_NAMES, type MessageOptions, type PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
 import type { ConversationMessages } from "../api/conversations.js";
 import { trajectoryJson } from "../api/trajectory.js";
@@ -106,8 +106,6 @@ export function trainingBuffers(t: TrainingOutcome, into: Set<ArrayBuffer>): voi
   }
 }
 
-const PROMPT_FIELDS = ["tools", "documents", "add_generation_prompt", "chat_template", "chat_template_kwargs", "parse_tool_arguments", "continue_final_message"] as const;
-
 function parseJson(text: string, what: string): unknown {
   if (typeof text !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${what} json must be a string`, { path: "json" });
   try {
@@ -127,7 +125,7 @@ function promptFromJson(text: string, extra: PromptOptions | undefined, held: Co
   if (typeof body !== "object" || body === null) throw new DeltatokError("DT_INVALID_REQUEST", "prompt json must be an object with messages, or an array of messages", { path: "json" });
   const b = body as Record<string, unknown>;
   const options: Record<string, unknown> = {};
-  for (const f of PROMPT_FIELDS) if (b[f] !== undefined) options[f] = b[f];
+  for (const f of PROMPT_OPTION_NAMES) if (b[f] !== undefined) options[f] = b[f];
   if (extra !== undefined) Object.assign(options, extra);
   if (held === undefined || (b.prefix === undefined && b.state === undefined)) return { messages: b.messages as unknown[], options: options as PromptOptions };
   const r = held.resolve(b.conversation_id, b.state, b.prefix, b.messages, b.tools);

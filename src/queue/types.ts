@@ -22,8 +22,8 @@ export type MessageItem =
 /**
  * ISL of a prompt (`prompt`), its token ids too (`ids`), or the whole RL trajectory
  * (`trajectory`: ids, message spans, assistant mask; add_generation_prompt defaults to false). Either `messages` (+ `options`), or
- * `json`: the request body as JSON text — an object `{"messages": [...], "tools"?, "documents"?,
- * "add_generation_prompt"?, "chat_template"?, "chat_template_kwargs"?, "parse_tool_arguments"?}`
+ * `json`: the request body as JSON text — an object `{"messages": [...]}` plus any prompt option
+ * (api/options.ts `PROMPT_OPTION_NAMES`: "tools", "documents", "add_generation_prompt", ...) —
  * or a bare array of messages — parsed in the worker (Python-faithful); `options` then apply on
  * top of the body's fields.
  *

@@ -3,7 +3,7 @@
  * - "python": deltatok's own evaluator with Python Jinja2 semantics (src/template), the default;
  *   its output is byte-identical to transformers' apply_chat_template.
  * - "hf-jinja": @huggingface/jinja, what transformers.js uses; kept for comparison benchmarks and
- *   as an explicit opt-in. It differs from Python on some inputs (see DESIGN.md).
+ *   as an explicit opt-in. It differs from Python on some inputs (COMPATIBILITY.md).
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { DeltatokError } from "../errors.js";

@@ -15,6 +15,7 @@
 import { randomBytes } from "node:crypto";
 import { DeltatokError } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
+import { MESSAGE_OPTION_NAMES } from "../api/options.js";
 import type { MessageCounter, TextCounter } from "../api/stream.js";
 
 export const MAX_COUNTERS = 1024;
@@ -93,7 +94,7 @@ export type CounterMethod = "text_counter_open" | "message_counter_open" | "coun
 export const COUNTER_METHODS: readonly CounterMethod[] = ["text_counter_open", "message_counter_open", "counter_append", "counter_finish", "counter_close"];
 
 const OPEN_KEYS = new Set(["ids", "max_look_back"]);
-const MESSAGE_KEYS = new Set(["chat_template", "chat_template_kwargs", "parse_tool_arguments", "max_look_back"]);
+const MESSAGE_KEYS = new Set<string>([...MESSAGE_OPTION_NAMES, "max_look_back"]);
 
 /** Answers a counter method with `dt`'s registry. */
 export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<string, unknown>, registry: CounterRegistry = registryOf(dt)): unknown {

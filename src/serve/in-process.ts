@@ -5,7 +5,7 @@ import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
-import { promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
+import { messageOptions, promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { rolloutJson } from "../api/rollout.js";
 
@@ -83,9 +83,7 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     case "counter_close":
       return tokenizerCall(dt, method, p);
     case "count_message": {
-      const o: Record<string, unknown> = {};
-      for (const k of ["chat_template", "chat_template_kwargs", "parse_tool_arguments"]) if (p[k] !== undefined) o[k] = p[k];
-      return { count: dt.countMessage(p.message, o) };
+      return { count: dt.countMessage(p.message, messageOptions(p)) };
     }
     case "count_text":
       return { count: dt.countText(p.text as string) };

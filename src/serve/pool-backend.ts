@@ -5,7 +5,7 @@
  * order) across the thread boundary.
  */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
-import type { DeltatokOptions, MessageOptions } from "../api/options.js";
+import { MESSAGE_OPTION_NAMES, type DeltatokOptions } from "../api/options.js";
 import { dumps } from "../json/index.js";
 import { DeltatokPool } from "../pool/pool.js";
 import { eachMember, topLevelRaw } from "../pool/skim.js";
@@ -13,7 +13,7 @@ import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
-import { TOKENIZER_METHODS, checkParam, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
+import { TOKENIZER_METHODS, checkParam, messageOptions, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { encodeIds, idList } from "./in-process.js";
 
@@ -26,14 +26,6 @@ function smallJson(raw: string | null): unknown {
   } catch {
     throw new DeltatokError("DT_INVALID_JSON", "params are not valid JSON");
   }
-}
-
-function messageOptions(p: Record<string, unknown>): MessageOptions {
-  const o: MessageOptions = {};
-  if (p.chat_template !== undefined) o.chat_template = p.chat_template as string;
-  if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as MessageOptions["chat_template_kwargs"];
-  if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
-  return o;
 }
 
 function toResult(r: QueueResult): unknown {
@@ -140,7 +132,7 @@ export class PoolBackend implements Backend {
       const message = topLevelRaw(paramsRaw, "message");
       if (message === null) return null;
       const opts: Record<string, unknown> = {};
-      for (const k of ["chat_template", "chat_template_kwargs", "parse_tool_arguments"]) {
+      for (const k of MESSAGE_OPTION_NAMES) {
         const v = smallJson(topLevelRaw(paramsRaw, k));
         if (v !== undefined) opts[k] = v;
       }

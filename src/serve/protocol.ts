@@ -78,7 +78,7 @@
  *        (sent with Connection: close once the request has fully arrived)
  */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
-import type { PromptOptions } from "../api/options.js";
+import { MESSAGE_OPTION_NAMES, PROMPT_OPTION_NAMES, type MessageOptions, type PromptOptions } from "../api/options.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { TrimOptions } from "../api/budget.js";
 import type { DecodeOptions } from "../api/vocabulary.js";
@@ -103,8 +103,11 @@ export interface Envelope {
 
 export type Response = { id: unknown; result: unknown } | { id: unknown; error: ErrorRecord };
 
-/** The params each method reads; any other key is refused (DT_INVALID_OPTION), as the library refuses unknown options. */
-const PROMPT_PARAMS = ["messages", "tools", "documents", "chat_template", "chat_template_kwargs", "add_generation_prompt", "parse_tool_arguments", "continue_final_message"];
+/**
+ * The params each method reads; any other key is refused (DT_INVALID_OPTION), as the library
+ * refuses unknown options. The options are the API's own lists (api/options.ts).
+ */
+const PROMPT_PARAMS = ["messages", ...PROMPT_OPTION_NAMES];
 const HELD_PARAMS = ["conversation_id", "state", "prefix"];
 const METHOD_PARAMS: Readonly<Record<string, ReadonlySet<string>>> = {
   // a client may send the same params to count_prompt as to encode_prompt (no ids to encode)
@@ -112,7 +115,7 @@ const METHOD_PARAMS: Readonly<Record<string, ReadonlySet<string>>> = {
   encode_prompt: new Set([...PROMPT_PARAMS, ...HELD_PARAMS, "ids_delta", "ids_encoding"]),
   tokenize_trajectory: new Set([...PROMPT_PARAMS, ...HELD_PARAMS]),
   tokenize_rollout: new Set([...PROMPT_PARAMS, ...HELD_PARAMS]),
-  count_message: new Set(["message", "chat_template", "chat_template_kwargs", "parse_tool_arguments"]),
+  count_message: new Set(["message", ...MESSAGE_OPTION_NAMES]),
   count_text: new Set(["text"]),
   encode_text: new Set(["text", "add_special_tokens"]),
   decode: new Set(["ids", "skip_special_tokens", "clean_up_tokenization_spaces"]),
@@ -193,16 +196,19 @@ export class EnvelopeError extends Error {
   }
 }
 
-/** The per-request options of count_prompt / encode_prompt params. */
+/** The per-request options of count_prompt / encode_prompt params (the library checks their values). */
 export function promptOptions(p: Record<string, unknown>): PromptOptions {
-  const o: PromptOptions = {};
-  if (p.tools !== undefined) o.tools = p.tools as PromptOptions["tools"];
-  if (p.documents !== undefined) o.documents = p.documents as PromptOptions["documents"];
-  if (p.chat_template !== undefined) o.chat_template = p.chat_template as string;
-  if (p.chat_template_kwargs !== undefined) o.chat_template_kwargs = p.chat_template_kwargs as PromptOptions["chat_template_kwargs"];
-  if (p.add_generation_prompt !== undefined) o.add_generation_prompt = p.add_generation_prompt as boolean;
-  if (p.parse_tool_arguments !== undefined) o.parse_tool_arguments = p.parse_tool_arguments as boolean;
-  if (p.continue_final_message !== undefined) o.continue_final_message = p.continue_final_message as boolean | string;
+  return pick(p, PROMPT_OPTION_NAMES) as PromptOptions;
+}
+
+/** The options of count_message params. */
+export function messageOptions(p: Record<string, unknown>): MessageOptions {
+  return pick(p, MESSAGE_OPTION_NAMES) as MessageOptions;
+}
+
+function pick(p: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const k of names) if (p[k] !== undefined) o[k] = p[k];
   return o;
 }
 

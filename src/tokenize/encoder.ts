@@ -72,7 +72,7 @@ export interface EncoderSource {
 // ---- tokenizer tuning -----------------------------------------------------------------------
 //
 // Three pieces of @huggingface/tokenizers' pipeline dominate what an encode allocates and
-// spends outside the actual merging (DESIGN.md, "Tokenizer tuning", has the measurements):
+// spends outside the actual merging (src/tokenize/README.md, "Tuning"; figures in bench/README.md):
 //
 // - the ByteLevel pre-tokenizer turns every pre-token into bytes with `TextEncoder.encode`, a
 //   fresh off-heap ArrayBuffer per pre-token (malloc, registration, a background sweep, free),

@@ -11,8 +11,8 @@
  * concatenation of the BPE of its pieces cut there, which turns one BPE over a whole section
  * (O(n log n) with a large constant, and never memoized past 256 units) into a BPE per word,
  * memoized. The streaming counter's SentencePiece cut rule rests on the same argument
- * (DESIGN.md, "Streaming counts"); the tokenizer tuning installs the stand-in only behind its
- * probe (DESIGN.md, "Tokenizer tuning").
+ * (src/tokenize/README.md, "Streaming cut rules"); the tokenizer tuning installs the stand-in only behind its
+ * probe (src/tokenize/README.md, "Tuning").
  *
  * Layer: tokenize.
  */

@@ -5,8 +5,8 @@
  * A cut is a position b of the text at which every continuation of `text[0, b+1)` is tokenized
  * as the tokens of `text[0, b)` alone followed by tokens that depend only on `text[b-1, ...)`.
  * Whether b is a cut is decided from the pair of UTF-16 units (text[b-1], text[b]) alone, by a
- * rule proven for each family of tokenizer pipelines (DESIGN.md, "Streaming counts", has the
- * argument per family):
+ * rule proven for each family of tokenizer pipelines (src/tokenize/README.md, "Streaming cut
+ * rules", has the argument per family):
  *
  * - byte-level BPE behind a known split pattern (Qwen, Llama 3, GPT-4o / o200k, cl100k,
  *   DeepSeek-V3, GPT-2's): an ASCII letter or CJK ideograph followed by an ASCII character that

@@ -1,6 +1,6 @@
 /**
- * Incremental rendering: dependency tracking, traces, validation and replay (src/template/
- * INCREMENTAL.md has the design and the proof of exactness).
+ * Incremental rendering: dependency tracking, traces, validation and replay (INCREMENTAL.md, in
+ * this folder, has the design and the proof of exactness).
  *
  * A tracked render runs the template's *tracked* closures (compiled from the same tree with
  * `tracking` on). Each top-level statement and each iteration of a memoizable loop is a *unit*.
