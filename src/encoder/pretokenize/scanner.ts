@@ -18,7 +18,8 @@ export interface PieceScanner {
    * Appends to `ends` the UTF-16 end offset of every piece of text[start, end), in order (the last
    * appended value is `end`; nothing for an empty range): exactly the pieces the family's Split
    * (or ByteLevel use_regex) produces on text.slice(start, end). `end` is the end of the input for
-   * the pattern (`$`, `(?!\S)` see it), and nothing outside the range is read.
+   * the pattern (`$`, `(?!\S)` see it), and nothing outside the range is read. The caller keeps
+   * 0 ≤ start ≤ end ≤ text.length.
    */
   scan(text: string, start: number, end: number, ends: Int32Sink): void;
 }
