@@ -5,9 +5,11 @@
  * (≥ 1 MB each), one core, the two contenders alternating in rounds. CPU time from
  * process.cpuUsage (user + system); pieces of both are compared once, before timing.
  *
- *   node dist/bench/pretokenize.js [--rounds 5] [--mb 1] [--family o200k,cl100k,...]
+ *   node dist/bench/pretokenize.js [--rounds 5] [--mb 1] [--family o200k,cl100k,...] [--pathological]
  *
- * Prints one JSON line per (family, kind) and a summary table to stderr.
+ * Prints one JSON line per (family, kind) and a summary table to stderr. `--pathological`: instead,
+ * CPU milliseconds of both on the texts of the linear-work test (1M spaces, 400k of one letter,
+ * 400k CJK, 400k digits, 400k dots), one round each.
  */
 import { parseArgs } from "node:util";
 import { Int32List, type PieceScanner, scannerFor } from "../src/encoder/pretokenize/index.js";
@@ -71,11 +73,38 @@ function median(xs: number[]): number {
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 }
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" }, mb: { type: "string", default: "1" }, family: { type: "string" } } });
+const { values } = parseArgs({
+  options: { rounds: { type: "string", default: "5" }, mb: { type: "string", default: "1" }, family: { type: "string" }, pathological: { type: "boolean" } },
+});
 const rounds = Number(values.rounds);
 const all = families();
 const chosen = values.family?.split(",") ?? Object.keys(all);
 const rows: string[] = [];
+if (values.pathological) {
+  const texts: Array<[string, string]> = [
+    ["1M spaces", " ".repeat(1_000_000)],
+    ["'a' × 400k", "a".repeat(400_000)],
+    ["400k CJK", "东京都中文字日本語的一是不了人我在有他".repeat(21_053).slice(0, 400_000)],
+    ["400k digits", "7".repeat(400_000)],
+    ["400k dots", ".".repeat(400_000)],
+  ];
+  for (const name of chosen) {
+    const fam = all[name];
+    const scanner = fam === undefined ? null : scannerFor(fam.config);
+    if (fam === undefined || scanner === null) throw new Error(`unknown family ${name}`);
+    const cells: string[] = [];
+    for (const [label, text] of texts) {
+      const a = cpuSeconds(() => scanned(scanner, [text], new Int32List(1 << 16)));
+      const b = cpuSeconds(() => regexPath(fam.steps, [text]));
+      if (a.value !== b.value) throw new Error(`${name} on ${label}: ${a.value} pieces vs ${b.value}`);
+      console.log(JSON.stringify({ family: name, text: label, pieces: a.value, scannerMs: +(a.seconds * 1e3).toFixed(2), regexMs: +(b.seconds * 1e3).toFixed(2) }));
+      cells.push(`${(a.seconds * 1e3).toFixed(1)} / ${(b.seconds * 1e3).toFixed(1)}`);
+    }
+    rows.push(`| ${name} | ${cells.join(" | ")} |`);
+  }
+  console.error([`| family (scanner / regex path, CPU ms) | ${texts.map(([l]) => l).join(" | ")} |`, `|---|${texts.map(() => "---").join("|")}|`, ...rows].join("\n"));
+  process.exit(0);
+}
 for (const kind of TEXT_KINDS) {
   const texts = textsOfKind(kind, Number(values.mb) * 1_000_000);
   const chars = texts.reduce((n, t) => n + t.length, 0);
