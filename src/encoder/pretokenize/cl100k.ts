@@ -20,11 +20,9 @@
 
 import { type ClassTable, LETTER, NUM, SPACE } from "./classes.js";
 import { asciiClassAt, classAt, codePointAt, contractionAt, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
-import type { Int32Sink, PieceScanner } from "./scanner.js";
+import { type Int32Sink, TableScanner } from "./scanner.js";
 
-export class Cl100kScanner implements PieceScanner {
-  readonly family: string;
-  readonly #t: ClassTable;
+export class Cl100kScanner extends TableScanner {
   readonly #digits: number;
   readonly #tail: boolean;
 
@@ -34,14 +32,13 @@ export class Cl100kScanner implements PieceScanner {
    * input is one piece, newlines and all.
    */
   constructor(family: string, table: ClassTable, digits: number, tail = false) {
-    this.family = family;
-    this.#t = table;
+    super(family, table);
     this.#digits = digits;
     this.#tail = tail;
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
-    const t = this.#t;
+    const t = this.t;
     const bmp = t.bmp;
     let p = start;
     while (p < end) {
@@ -71,7 +68,7 @@ export class Cl100kScanner implements PieceScanner {
   }
 
   #next(text: string, p: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const c = codePointAt(text, p, end);
     const w = c > 0xffff ? 2 : 1;
     const b = classAt(t, text, p, end);

@@ -18,29 +18,22 @@
  * Layer: encoder.
  */
 
-import { type ClassTable, classOf, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
+import { classOf, LETTER, MARK, NUM, PUNCT, SPACE, SYM } from "./classes.js";
 import { asciiClassAt, classAt, codePointAt, countExamined, newlineRun, numbersEnd, runOf, spaceMatchEnd } from "./reading.js";
-import type { Int32Sink, PieceScanner } from "./scanner.js";
+import { type Int32Sink, TableScanner } from "./scanner.js";
 
 const isCjk = (c: number): boolean => (c >= 0x4e00 && c <= 0x9fa5) || (c >= 0x3040 && c <= 0x30ff);
 const isAsciiLetter = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 /** The ASCII punctuation and symbols of the third pattern's first class. */
 const isAsciiPunct = (c: number): boolean => (c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) || (c >= 0x7b && c <= 0x7e);
 
-export class DeepSeekScanner implements PieceScanner {
-  readonly family: string;
-  readonly #t: ClassTable;
-
-  constructor(family: string, table: ClassTable) {
-    this.family = family;
-    this.#t = table;
-  }
+export class DeepSeekScanner extends TableScanner {
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
     // splits 1 and 2 in one pass: what lies before the next number or CJK code point is a piece of
     // both (the CJK ranges hold no number), a group of up to three numbers is a piece of both, a
     // CJK run (which a number ends) is one of split 2; split 3 cuts each
-    const t = this.#t;
+    const t = this.t;
     const bmp = t.bmp;
     let p = start;
     while (p < end) {
@@ -97,7 +90,7 @@ export class DeepSeekScanner implements PieceScanner {
 
   /** End of the third pattern's match at `p`, or -1. */
   #match(text: string, p: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const c0 = text.charCodeAt(p);
     if (c0 < 0x80) {
       // fast paths for ASCII starts that an ASCII character follows (or the end)

@@ -13,24 +13,17 @@
  * Layer: encoder.
  */
 
-import { type ClassTable, LETTER, NUM, SPACE } from "./classes.js";
+import { LETTER, NUM, SPACE } from "./classes.js";
 import { classAt, codePointAt, contractionAt, runOf, runWithout, spaceMatchEnd } from "./reading.js";
-import type { Int32Sink, PieceScanner } from "./scanner.js";
+import { type Int32Sink, TableScanner } from "./scanner.js";
 
 /** The ByteLevel pre-tokenizer's pattern (tokenizers, pre_tokenizers/byte_level.rs). */
 export const GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
-export class Gpt2Scanner implements PieceScanner {
-  readonly family: string;
-  readonly #t: ClassTable;
-
-  constructor(family: string, table: ClassTable) {
-    this.family = family;
-    this.#t = table;
-  }
+export class Gpt2Scanner extends TableScanner {
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
-    const t = this.#t;
+    const t = this.t;
     const bmp = t.bmp;
     let p = start;
     while (p < end) {
@@ -61,7 +54,7 @@ export class Gpt2Scanner implements PieceScanner {
   }
 
   #next(text: string, p: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const c = codePointAt(text, p, end);
     if (c === 0x27) {
       const n = contractionAt(text, p, end, false);

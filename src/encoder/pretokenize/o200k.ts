@@ -20,7 +20,7 @@
 
 import { type ClassTable, classOf, HAN, LETTER, LL, LOWERISH, LU, NUM, SPACE, UPPERISH } from "./classes.js";
 import { asciiClassAt, classAt, codePointAt, contractionAt, countExamined, newlineRun, numbersEnd, runOf, runWithout, spaceMatchEnd } from "./reading.js";
-import type { Int32Sink, PieceScanner } from "./scanner.js";
+import { type Int32Sink, TableScanner } from "./scanner.js";
 
 export interface O200kOptions {
   /** Kimi: `[\p{Han}]+` first, and Han taken out of both word classes. */
@@ -29,9 +29,7 @@ export interface O200kOptions {
   readonly slash: boolean;
 }
 
-export class O200kScanner implements PieceScanner {
-  readonly family: string;
-  readonly #t: ClassTable;
+export class O200kScanner extends TableScanner {
   readonly #exclude: number;
   readonly #slash: boolean;
   /** Start of the last U run's last code point that is also in W (-1: none), and its width. */
@@ -39,14 +37,13 @@ export class O200kScanner implements PieceScanner {
   #lastBothWidth = 1;
 
   constructor(family: string, table: ClassTable, options: O200kOptions) {
-    this.family = family;
-    this.#t = table;
+    super(family, table);
     this.#exclude = options.han ? HAN : 0;
     this.#slash = options.slash;
   }
 
   scan(text: string, start: number, end: number, ends: Int32Sink): void {
-    const bmp = this.#t.bmp;
+    const bmp = this.t.bmp;
     let p = start;
     while (p < end) {
       // fast paths for the common ASCII starts; #next, the general path, gives the same ends
@@ -63,8 +60,8 @@ export class O200kScanner implements PieceScanner {
           if (bd >= 0 && (bd & LETTER) === 0) q = this.#contraction(text, p + 1, end); // alone: the second alternative
         } else if (c === 0x20) {
           if (bd >= 0 && (bd & (LETTER | NUM | SPACE)) === 0 && p + 1 < end) {
-            q = newlineRun(text, runWithout(this.#t, text, p + 2, end, LETTER | NUM | SPACE), end, this.#slash);
-          } else if (bd >= 0 && (bd & LU) === 0) q = spaceMatchEnd(this.#t, text, p, end, true);
+            q = newlineRun(text, runWithout(this.t, text, p + 2, end, LETTER | NUM | SPACE), end, this.#slash);
+          } else if (bd >= 0 && (bd & LU) === 0) q = spaceMatchEnd(this.t, text, p, end, true);
           else if (bd > 0 && (bd & LU) !== 0 && p + 2 < end) {
             const e = text.charCodeAt(p + 2);
             const be = e < 0x80 ? (bmp[e] as number) : -1;
@@ -72,12 +69,12 @@ export class O200kScanner implements PieceScanner {
             else if (be >= 0 && (be & LETTER) === 0) q = this.#contraction(text, p + 2, end);
           }
         } else if ((b & SPACE) !== 0) {
-          if (c === 0x0a || c === 0x0d || (bd >= 0 && (bd & LETTER) === 0)) q = spaceMatchEnd(this.#t, text, p, end, true);
+          if (c === 0x0a || c === 0x0d || (bd >= 0 && (bd & LETTER) === 0)) q = spaceMatchEnd(this.t, text, p, end, true);
         } else if ((b & NUM) !== 0) {
-          q = numbersEnd(this.#t, text, p, end, 3);
+          q = numbersEnd(this.t, text, p, end, 3);
         } else if (bd >= 0 && (bd & LETTER) === 0) {
           // an other that no letter follows: the run of others, and the newlines and slashes after it
-          q = newlineRun(text, runWithout(this.#t, text, p + 1, end, LETTER | NUM | SPACE), end, this.#slash);
+          q = newlineRun(text, runWithout(this.t, text, p + 1, end, LETTER | NUM | SPACE), end, this.#slash);
         }
       }
       if (q < 0) q = this.#next(text, p, end);
@@ -89,13 +86,13 @@ export class O200kScanner implements PieceScanner {
   /** The W run from `i` (its first code point read at the caller's), then a contraction. */
   #lowerWord(text: string, i: number, end: number): number {
     // runOf's loop, inlined: the hottest loop of this scanner
-    const bmp = this.#t.bmp;
+    const bmp = this.t.bmp;
     const ex = this.#exclude;
     const from = i;
     while (i < end) {
       const c = text.charCodeAt(i);
       if (c >= 0xd800) {
-        i = runOf(this.#t, text, i, end, LOWERISH, ex);
+        i = runOf(this.t, text, i, end, LOWERISH, ex);
         break;
       }
       const b = bmp[c] as number;
@@ -107,7 +104,7 @@ export class O200kScanner implements PieceScanner {
   }
 
   #next(text: string, p: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const ex = this.#exclude;
     const c = codePointAt(text, p, end);
     const w = c > 0xffff ? 2 : 1;
@@ -145,7 +142,7 @@ export class O200kScanner implements PieceScanner {
 
   /** End of the U run from `i`; notes its last code point that is also in W. */
   #upperRun(text: string, i: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const ex = this.#exclude;
     const from = i;
     let lastBoth = -1;
@@ -175,7 +172,7 @@ export class O200kScanner implements PieceScanner {
 
   /** Where W+ ends after U* backed off from `uEnd` (the last #upperRun's end), or -1. */
   #lowerTail(text: string, uEnd: number, end: number): number {
-    const t = this.#t;
+    const t = this.t;
     const ex = this.#exclude;
     if (uEnd < end) {
       const b = classAt(t, text, uEnd, end);

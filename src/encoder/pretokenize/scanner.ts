@@ -1,9 +1,12 @@
 /**
  * The contract between the scanners and the encoder pipeline: a PieceScanner appends the end
- * offsets of the pieces it cuts to an Int32Sink; Int32List is a growable sink.
+ * offsets of the pieces it cuts to an Int32Sink; Int32List is a growable sink; TableScanner is
+ * what the family scanners share (their name and class table).
  *
  * Layer: encoder.
  */
+
+import type { ClassTable } from "./classes.js";
 
 /** Where a scan appends its end offsets. */
 export interface Int32Sink {
@@ -22,6 +25,19 @@ export interface PieceScanner {
    * 0 ≤ start ≤ end ≤ text.length.
    */
   scan(text: string, start: number, end: number, ends: Int32Sink): void;
+}
+
+/** The base of the family scanners: a family name and the class table it reads. */
+export abstract class TableScanner implements PieceScanner {
+  readonly family: string;
+  protected readonly t: ClassTable;
+
+  constructor(family: string, table: ClassTable) {
+    this.family = family;
+    this.t = table;
+  }
+
+  abstract scan(text: string, start: number, end: number, ends: Int32Sink): void;
 }
 
 /** A growable Int32Array sink. */
