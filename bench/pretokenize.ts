@@ -1,11 +1,11 @@
 /**
  * Pre-tokenization micro-benchmark: pieces per CPU-second of each scanner (src/encoder/pretokenize)
  * against the regex path it replaces (the translated Oniguruma pattern through pattern-split.ts's
- * splitText, as src/load/exact-patterns.ts runs it), on the four text kinds of bench/text-kinds.ts
- * (≥ 1 MB each), one core, the two contenders alternating in rounds. CPU time from
+ * splitText), on the four text kinds of bench/encode-texts.ts
+ * (≥ 1.2 MB of distinct strings each), one core, the two contenders alternating in rounds. CPU time from
  * process.cpuUsage (user + system); pieces of both are compared once, before timing.
  *
- *   node dist/bench/pretokenize.js [--rounds 5] [--mb 1] [--family o200k,cl100k,...] [--pathological]
+ *   node dist/bench/pretokenize.js [--rounds 5] [--family o200k,cl100k,...] [--pathological]
  *
  * Prints one JSON line per (family, kind) and a summary table to stderr. `--pathological`: instead,
  * CPU milliseconds of both on the texts of the linear-work test (1M spaces, 400k of one letter,
@@ -16,7 +16,7 @@ import { Int32List, type PieceScanner, scannerFor } from "../src/encoder/pretoke
 import { translateOniguruma } from "../src/encoder/regex/oniguruma.js";
 import { type SplitBehavior, splitText } from "../src/encoder/regex/pattern-split.js";
 import { DEEPSEEK_PATTERNS, GPT2_PATTERN, O200K_PATTERN, CL100K_PATTERN, QWEN_PATTERN } from "../src/encoder/pretokenize/patterns.js";
-import { TEXT_KINDS, textsOfKind } from "./text-kinds.js";
+import { encodeTexts as textsOfKind, TEXT_KINDS } from "./encode-texts.js";
 
 const split = (p: string, behavior: SplitBehavior = "Isolated", invert = false): { config: unknown; steps: Array<[RegExp, SplitBehavior, boolean]> } => ({
   config: { type: "Split", pattern: { Regex: p }, behavior, invert },
@@ -74,7 +74,7 @@ function median(xs: number[]): number {
 }
 
 const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "5" }, mb: { type: "string", default: "1" }, family: { type: "string" }, pathological: { type: "boolean" } },
+  options: { rounds: { type: "string", default: "5" }, family: { type: "string" }, pathological: { type: "boolean" } },
 });
 const rounds = Number(values.rounds);
 const all = families();
@@ -106,7 +106,7 @@ if (values.pathological) {
   process.exit(0);
 }
 for (const kind of TEXT_KINDS) {
-  const texts = textsOfKind(kind, Number(values.mb) * 1_000_000);
+  const texts = textsOfKind(kind);
   const chars = texts.reduce((n, t) => n + t.length, 0);
   for (const name of chosen) {
     const fam = all[name];

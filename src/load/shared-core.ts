@@ -11,7 +11,7 @@
 
 import { encoderFromShared, type SharedEncoder } from "../encoder/build.js";
 import { bpeTableBytes, BpeTables } from "../encoder/model/bpe-tables.js";
-import { scannerFor } from "../encoder/pretokenize/scanner-registry.js";
+import { scannerFor } from "../encoder/pretokenize/index.js";
 import type { Encoder } from "../encoder/types.js";
 import { DeltatokError } from "../errors.js";
 import { deepFreeze } from "./frozen.js";

@@ -5,7 +5,7 @@
  */
 
 import { buildEncoder, EncoderBuildError, type EncoderBuild, type EncoderJson, type SharedEncoder } from "../encoder/build.js";
-import { scannerFor } from "../encoder/pretokenize/scanner-registry.js";
+import { scannerFor } from "../encoder/pretokenize/index.js";
 import type { Encoder } from "../encoder/types.js";
 import { DeltatokError } from "../errors.js";
 import { libraryEncoder } from "./fallback.js";

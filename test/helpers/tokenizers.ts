@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { buildEncoder, type EncoderJson } from "../../src/encoder/build.js";
-import { scannerFor } from "../../src/encoder/pretokenize/scanner-registry.js";
+import { scannerFor } from "../../src/encoder/pretokenize/index.js";
 import type { Encoder } from "../../src/encoder/types.js";
 import { checkTokenizerJson } from "../../src/load/tokenizer-json.js";
 import { TokenEncoder } from "../../src/tokenize/encoder.js";

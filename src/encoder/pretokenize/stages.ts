@@ -10,8 +10,8 @@
  * `prepend_scheme: "first"` prepends only there (the crate checks `offsets_original().0 == 0`).
  *
  * A Split (or ByteLevel's own pattern) runs on a hand-written scanner when one recognizes its
- * configuration (src/encoder/pretokenize, `scannerFor`), else on the Oniguruma translation of its
- * pattern (src/encoder/regex). A component this module does not implement is reported by name.
+ * configuration (recognize.ts, `scannerFor`), else on the Oniguruma translation of its pattern
+ * (src/encoder/regex). A component this module does not implement is reported by name.
  *
  * Layer: encoder.
  */
@@ -22,15 +22,10 @@ import { translateOniguruma } from "../regex/oniguruma.js";
 import { rangesV } from "../regex/runtime-classes.js";
 import { complement, has, propertyLeaf, regexCrateLeaf, union, type CodePointSet } from "../regex/unicode-sets.js";
 import { compilePattern, isRustWhitespace } from "../normalize/normalizers.js";
+import { Int32List, type PieceScanner } from "./scanner.js";
 
 /** Where a stage sends a piece. */
 export type PieceSink = (text: string, s: number, e: number, origin: boolean) => void;
-
-/** A pre-tokenizer scanner (pretokenize/scan*.ts): the piece ends of text[start, end). */
-export interface PieceScanner {
-  readonly family: string;
-  scan(text: string, start: number, end: number, ends: { push(v: number): void }): void;
-}
 
 /** Finds a scanner for a pre-tokenizer configuration (as tokenizer.json spells it), or null. */
 export type ScannerLookup = (preTokenizer: unknown) => PieceScanner | null;
@@ -50,23 +45,9 @@ export type PreTokenizerBuild =
 type Json = Record<string, unknown>;
 type Stage = (next: PieceSink) => PieceSink;
 
-/** A growable Int32 list for piece ends. */
-class Ends {
-  data = new Int32Array(64);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const d = new Int32Array(this.data.length * 2);
-      d.set(this.data);
-      this.data = d;
-    }
-    this.data[this.length++] = v;
-  }
-}
-
 function scannerStage(scanner: PieceScanner): Stage {
   return (next) => {
-    const ends = new Ends();
+    const ends = new Int32List(64);
     return (text, s, e, origin) => {
       ends.length = 0;
       scanner.scan(text, s, e, ends);
@@ -198,7 +179,8 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
       const useRegex = p["use_regex"] !== false;
       let split: Stage | null = null;
       if (useRegex) {
-        const scanner = st.scannerFor(p);
+        // the prefix space is this stage's own business: the scanner only cuts
+        const scanner = st.scannerFor({ ...p, add_prefix_space: false });
         if (scanner !== null) {
           st.notes.push(`${where} ByteLevel: scanner ${scanner.family}`);
           split = scannerStage(scanner);
