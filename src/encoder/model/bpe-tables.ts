@@ -98,8 +98,10 @@ function sharedInt32(n: number, fill: number): { buf: SharedArrayBuffer; view: I
 export interface BpeSource {
   /** Token string → id. */
   readonly vocab: ReadonlyMap<string, number>;
-  /** Merges in rank order, as pairs of token strings. */
-  readonly merges: ReadonlyArray<readonly [string, string]>;
+  /** Number of merges. */
+  readonly mergeCount: number;
+  /** Calls `f` with each merge in rank order: its two token strings. */
+  forEachMerge(f: (a: string, b: string, rank: number) => void): void;
   /** Spell bytes in GPT-2's alphabet (a ByteLevel pre-tokenizer feeds the model). */
   readonly byteLevel: boolean;
   /** BPE `continuing_subword_prefix`: stripped from a merge's right side to name its result. */
@@ -113,7 +115,9 @@ export function bpeSourceFromJson(model: Record<string, unknown>, byteLevel: boo
   const rawVocab = model["vocab"];
   if (rawVocab === null || typeof rawVocab !== "object" || Array.isArray(rawVocab)) throw new BpeTablesError("model.vocab must be an object of token ids", "model.vocab");
   const vocab = new Map<string, number>();
-  for (const [t, id] of Object.entries(rawVocab as Record<string, unknown>)) {
+  const obj = rawVocab as Record<string, unknown>;
+  for (const t in obj) {
+    const id = obj[t];
     if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0x7ffffffe) {
       throw new BpeTablesError(`model.vocab[${JSON.stringify(t)}] must be a token id (an integer ≥ 0), got ${String(id)}`, `model.vocab`);
     }
@@ -121,21 +125,29 @@ export function bpeSourceFromJson(model: Record<string, unknown>, byteLevel: boo
   }
   const rawMerges = model["merges"] ?? [];
   if (!Array.isArray(rawMerges)) throw new BpeTablesError("model.merges must be a list", "model.merges");
-  const merges = new Array<readonly [string, string]>(rawMerges.length);
-  let mergeFormat: "strings" | "pairs" = "pairs";
-  for (let i = 0; i < rawMerges.length; i++) {
-    const m = rawMerges[i] as unknown;
-    if (typeof m === "string") {
-      const parts = m.split(" ");
-      if (parts.length !== 2) throw new BpeTablesError(`model.merges[${i}] must be two tokens separated by one space`, `model.merges[${i}]`);
-      merges[i] = [parts[0] as string, parts[1] as string];
-      mergeFormat = "strings";
-    } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === "string" && typeof m[1] === "string") {
-      merges[i] = [m[0], m[1]];
-    } else throw new BpeTablesError(`model.merges[${i}] must be "a b" or ["a", "b"]`, `model.merges[${i}]`);
-  }
+  const list = rawMerges as readonly unknown[];
+  const mergeFormat: "strings" | "pairs" = list.some((m) => typeof m === "string") ? "strings" : "pairs";
   const prefix = model["continuing_subword_prefix"];
-  return { vocab, merges, byteLevel, continuingSubwordPrefix: typeof prefix === "string" ? prefix : null, mergeFormat };
+  return {
+    vocab,
+    mergeCount: list.length,
+    forEachMerge(f) {
+      for (let i = 0; i < list.length; i++) {
+        const m = list[i];
+        if (typeof m === "string") {
+          // the crate splits on every space and wants exactly two parts
+          const sp = m.indexOf(" ");
+          if (sp < 0 || m.indexOf(" ", sp + 1) >= 0) throw new BpeTablesError(`model.merges[${i}] must be two tokens separated by one space`, `model.merges[${i}]`);
+          f(m.slice(0, sp), m.slice(sp + 1), i);
+        } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === "string" && typeof m[1] === "string") {
+          f(m[0], m[1], i);
+        } else throw new BpeTablesError(`model.merges[${i}] must be "a b" or ["a", "b"]`, `model.merges[${i}]`);
+      }
+    },
+    byteLevel,
+    continuingSubwordPrefix: typeof prefix === "string" ? prefix : null,
+    mergeFormat,
+  };
 }
 
 /** Builds the tables. Throws BpeTablesError where the Rust crate refuses the model. */
@@ -226,35 +238,66 @@ export function buildBpeTables(src: BpeSource): BpeTableBuffers {
   }
 
   // merges by pair
-  const pairCap = pow2Above(Math.ceil(src.merges.length * 1.5) + 1);
+  const pairCap = pow2Above(Math.ceil(src.mergeCount * 1.5) + 1);
   const pairs = sharedInt32(pairCap * 4, -1);
   const pmask = pairCap - 1;
   const prefixLen = src.continuingSubwordPrefix?.length ?? 0;
-  for (let rank = 0; rank < src.merges.length; rank++) {
-    const [a, b] = src.merges[rank] as readonly [string, string];
+  const view = pairs.view;
+  let byteMerges = false; // a merge of byte-fallback pieces (`<0xXX>`)
+  /** The id of the reachable token whose units are ia's followed by ib's, or -1. */
+  const joinedId = (ia: number, ib: number): number => {
+    const as = unitStarts[ia] as number;
+    const ae = unitStarts[ia + 1] as number;
+    const bs = unitStarts[ib] as number;
+    const be = unitStarts[ib + 1] as number;
+    let h = 0x811c9dc5;
+    for (let i = as; i < ae; i++) h = Math.imul(h ^ (units[i] as number), 0x01000193);
+    for (let i = bs; i < be; i++) h = Math.imul(h ^ (units[i] as number), 0x01000193);
+    const n = ae - as + (be - bs);
+    let slot = (h >>> 0) & tmask;
+    for (;;) {
+      const id = tok.view[slot] as number;
+      if (id < 0) return -1;
+      const s = unitStarts[id] as number;
+      if ((unitStarts[id + 1] as number) - s === n) {
+        let i = 0;
+        while (i < ae - as && units[s + i] === units[as + i]) i++;
+        if (i === ae - as) {
+          let j = 0;
+          while (j < be - bs && units[s + i + j] === units[bs + j]) j++;
+          if (j === be - bs) return id;
+        }
+      }
+      slot = (slot + 1) & tmask;
+    }
+  };
+  src.forEachMerge((a, b, rank) => {
+    if ((a.charCodeAt(0) === 0x3c && BYTE_PIECE.test(a)) || (b.charCodeAt(0) === 0x3c && BYTE_PIECE.test(b))) byteMerges = true;
     const ia = src.vocab.get(a);
     if (ia === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(a)}, which is not in model.vocab`, `model.merges[${rank}]`);
     const ib = src.vocab.get(b);
     if (ib === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(b)}, which is not in model.vocab`, `model.merges[${rank}]`);
-    const joined = a + b.slice(prefixLen);
-    const ij = src.vocab.get(joined);
-    if (ij === undefined) throw new BpeTablesError(`merge ${rank} makes ${JSON.stringify(joined)}, which is not in model.vocab`, `model.merges[${rank}]`);
+    // the merged token: its units are a's then b's (looked up without building the string), unless
+    // a subword prefix is cut off b, or a side is not reachable by units
+    let ij = prefixLen === 0 && present[ia] === 2 && present[ib] === 2 ? joinedId(ia, ib) : -1;
+    if (ij < 0) ij = src.vocab.get(a + b.slice(prefixLen)) ?? -1;
+    if (ij < 0) throw new BpeTablesError(`merge ${rank} makes ${JSON.stringify(a + b.slice(prefixLen))}, which is not in model.vocab`, `model.merges[${rank}]`);
     let slot = hashPair(ia, ib) & pmask;
     for (;;) {
       const k = slot * 4;
-      const l = pairs.view[k] as number;
-      if (l < 0 || (l === ia && pairs.view[k + 1] === ib)) {
-        pairs.view[k] = ia;
-        pairs.view[k + 1] = ib;
-        pairs.view[k + 2] = rank;
-        pairs.view[k + 3] = ij;
+      const l = view[k] as number;
+      if (l < 0 || (l === ia && view[k + 1] === ib)) {
+        view[k] = ia;
+        view[k + 1] = ib;
+        view[k + 2] = rank;
+        view[k + 3] = ij;
         break;
       }
       slot = (slot + 1) & pmask;
     }
-  }
+  });
 
-  const spacePredecessors = src.byteLevel ? null : spacePredecessorTable(src);
+  const spacePredecessors = src.byteLevel || byteMerges ? null : spacePredecessorTable(src);
   const bytes = sharedInt32(256, -1);
   if (src.byteLevel) {
     for (let b = 0; b < 256; b++) {
@@ -266,7 +309,7 @@ export function buildBpeTables(src: BpeSource): BpeTableBuffers {
     format: "deltatok-bpe/2",
     idLimit,
     tokenCount: src.vocab.size,
-    merges: src.merges.length,
+    merges: src.mergeCount,
     mergeFormat: src.mergeFormat,
     byteLevel: src.byteLevel,
     strBytes: strBytesBuf,
@@ -289,11 +332,10 @@ const BYTE_PIECE = /^<0x[0-9A-Fa-f]{2}>$/;
  * adjacent symbols into one token, so when no token holds "u▁", no merge ever joins a symbol
  * ending in u with one starting with "▁": the word can be cut there and each side merged alone,
  * in the same order (ties go to the leftmost pair on both paths). Byte-fallback pieces spell
- * other units than the text's, so a model merging them gets no table.
+ * other units than the text's, so a model merging them gets no table (the caller checks).
  */
 function spacePredecessorTable(src: BpeSource): SharedArrayBuffer | null {
   if (!src.vocab.has(SPACE_MARK)) return null;
-  for (const [a, b] of src.merges) if (BYTE_PIECE.test(a) || BYTE_PIECE.test(b)) return null;
   const buf = new SharedArrayBuffer(65536);
   const table = new Uint8Array(buf);
   const scan = (t: string): void => {
