@@ -1,6 +1,8 @@
 // Prints the texts the tokenizer-format fixtures are computed on, as JSON
-// {corpus: [...], hostile: [...]}, for scripts/make-format-fixtures.py.
+// {corpus: [...], hostile: [...], long: [...]}, for scripts/make-format-fixtures.py.
 //   node --import tsx scripts/format-fixture-texts.ts
-import { corpusTexts, formatHostileTexts } from "../test/helpers/format-texts.js";
+import { corpusTexts, formatHostileTexts, LONG_TEXT_RECIPES, longTexts } from "../test/helpers/format-texts.js";
 
-process.stdout.write(JSON.stringify({ corpus: corpusTexts(), hostile: formatHostileTexts() }));
+process.stdout.write(
+  JSON.stringify({ corpus: corpusTexts(), hostile: formatHostileTexts(), long: longTexts(), longNames: LONG_TEXT_RECIPES.map((r) => r.name) }),
+);

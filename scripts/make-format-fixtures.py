@@ -52,7 +52,7 @@ def load_texts():
         ["node", "--import", "tsx", "scripts/format-fixture-texts.ts"], cwd=ROOT, check=True, capture_output=True
     ).stdout
     data = json.loads(out)
-    return data["corpus"], data["hostile"]
+    return data["corpus"], data["hostile"], data["long"]
 
 
 def write_json(path: Path, value) -> None:
@@ -196,6 +196,257 @@ def make_sentencepiece(corpus, hostile, work: Path) -> None:
     write_json(out_dir / "models.json", manifest)
 
 
+# ---- tiktoken families ---------------------------------------------------------------------------
+
+def npm_ranks(path: str, count: int):
+    """The first `count` ranks of an npm `tiktoken` encoders/*.json file, as (token bytes, rank)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    parts = data["bpe_ranks"].split(" ")
+    offset = int(parts[1])
+    tokens = [base64.b64decode(p) for p in parts[2:2 + count]]
+    return [(t, offset + i) for i, t in enumerate(tokens)]
+
+
+def write_rank_file(path: Path, ranks) -> None:
+    path.write_bytes(b"".join(base64.b64encode(t) + b" " + str(r).encode() + b"\n" for t, r in ranks))
+
+
+KIMI_RANKS = 20000
+GLM4_RANKS = 16000
+
+# Kimi K2's named specials, by offset from the rank count (the public tokenizer_config.json layout);
+# the other offsets are <|reserved_token_{id}|>.
+KIMI_NAMED = {
+    0: ("[BOS]", True), 1: ("[EOS]", True), 2: ("<|im_end|>", True), 3: ("<|im_user|>", True),
+    4: ("<|im_assistant|>", True), 6: ("<|start_header_id|>", True), 7: ("<|end_header_id|>", True),
+    9: ("[EOT]", True), 10: ("<|im_system|>", True), 11: ("<|tool_calls_section_begin|>", True),
+    12: ("<|tool_calls_section_end|>", True), 13: ("<|tool_call_begin|>", True),
+    14: ("<|tool_call_argument_begin|>", True), 15: ("<|tool_call_end|>", True), 17: ("<|im_middle|>", True),
+    19: ("<think>", False), 20: ("</think>", False), 254: ("[UNK]", True), 255: ("[PAD]", True),
+}
+
+KIMI_TEMPLATE = """{%- if tools -%}
+<|im_system|>tool_declare<|im_middle|>{{ tools | tojson(separators=(',', ':')) }}<|im_end|>
+{%- endif -%}
+{%- for message in messages -%}
+{%- if loop.first and message['role'] != 'system' -%}
+<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>
+{%- endif -%}
+{%- set role = message['role'] -%}
+{%- if role == 'system' -%}<|im_system|>system<|im_middle|>
+{%- elif role == 'user' -%}<|im_user|>user<|im_middle|>
+{%- elif role == 'assistant' -%}<|im_assistant|>assistant<|im_middle|>
+{%- else -%}<|im_system|>tool<|im_middle|>
+{%- endif -%}
+{%- if role == 'assistant' and message.get('tool_calls') -%}
+{{ message['content'] or '' }}<|tool_calls_section_begin|>
+{%- for call in message['tool_calls'] -%}
+<|tool_call_begin|>functions.{{ call['function']['name'] }}:{{ loop.index0 }}<|tool_call_argument_begin|>
+{%- if call['function']['arguments'] is string -%}{{ call['function']['arguments'] }}{%- else -%}{{ call['function']['arguments'] | tojson }}{%- endif -%}
+<|tool_call_end|>
+{%- endfor -%}
+<|tool_calls_section_end|>
+{%- elif role == 'tool' -%}
+## Return of {{ message.get('tool_call_id', '') }}
+{{ message['content'] }}
+{%- else -%}
+{{ message['content'] }}
+{%- endif -%}
+<|im_end|>
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|im_assistant|>assistant<|im_middle|>{%- endif -%}
+"""
+
+
+def corpus_conversations():
+    out = []
+    for name in ["data/tau-bench-airline-20.jsonl", "data/swebench-agentic-coding-scikit-learn-26323.jsonl"]:
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                out.append((record["messages"], record.get("tools")))
+    return out
+
+
+def make_kimi(corpus, hostile, long_texts, kimi_py: str, o200k: str, work: Path) -> None:
+    from transformers import AutoTokenizer
+
+    out_dir = OUT / "kimi"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ranks = npm_ranks(o200k, KIMI_RANKS)
+    write_rank_file(out_dir / "tiktoken.model", ranks)
+    n = len(ranks)
+    added = {
+        str(n + k): {"content": text, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False, "special": special}
+        for k, (text, special) in sorted(KIMI_NAMED.items())
+    }
+    config = {
+        "added_tokens_decoder": added,
+        "additional_special_tokens": ["<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|start_header_id|>",
+                                      "<|end_header_id|>", "[EOT]", "<|im_system|>", "<|im_middle|>"],
+        "auto_map": {"AutoTokenizer": ["tokenization_kimi.TikTokenTokenizer", None]},
+        "bos_token": "[BOS]",
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "[EOS]",
+        "extra_special_tokens": {},
+        "model_max_length": 1048576,
+        "pad_token": "[PAD]",
+        "tokenizer_class": "TikTokenTokenizer",
+        "unk_token": "[UNK]",
+    }
+    write_json(out_dir / "tokenizer_config.json", config)
+    (out_dir / "chat_template.jinja").write_text(KIMI_TEMPLATE, encoding="utf-8")
+    ref_dir = work / "kimi"
+    shutil.copytree(out_dir, ref_dir)
+    shutil.copy(kimi_py, ref_dir / "tokenization_kimi.py")
+    tok = AutoTokenizer.from_pretrained(str(ref_dir), trust_remote_code=True)
+    split = type(tok)._split_whitespaces_or_nonwhitespaces
+
+    def cuts(text):
+        spans = []
+        pos = 0
+        for i in range(0, len(text), 400_000):
+            for piece in split(text[i:i + 400_000], 25_000):
+                spans.append([pos, pos + len(piece)])
+                pos += len(piece)
+        return spans
+
+    expect = {
+        "reference": f"transformers {__import__('transformers').__version__}, trust_remote_code tokenization_kimi.py over tiktoken {__import__('tiktoken').__version__}",
+        "pat_str": tok.pat_str,
+        "special_tokens": sorted([[i, t] for t, i in tok.special_tokens.items()]),
+        "added_tokens": sorted([[i, t.content, t.special] for i, t in tok.added_tokens_decoder.items()]),
+        "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+        # tok.encode(text): Kimi's own encode (tiktoken, specials allowed, long texts cut).
+        "encode": summarize(corpus, hostile, tok.encode, decode=tok.decode),
+        # tok.encode(text, add_special_tokens=False): keyword arguments send it down transformers'
+        # slow path (split on added tokens, then Kimi's _tokenize on each part).
+        "encode_slow": summarize(corpus, hostile, lambda t: tok.encode(t, add_special_tokens=False)),
+        "call": summarize(corpus, hostile, lambda t: tok(t, add_special_tokens=False)["input_ids"]),
+        "long": [],
+        "chat": [],
+    }
+    for text in long_texts:
+        ids = tok.encode(text)
+        slow = tok.encode(text, add_special_tokens=False)
+        expect["long"].append({"count": len(ids), "ids": short_ids_hash(ids), "cuts": cuts(text),
+                               "slow_count": len(slow), "slow_ids": short_ids_hash(slow)})
+    for messages, tools in corpus_conversations():
+        rendered = tok.apply_chat_template(messages, tools=tools)
+        ids = tok.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=False)
+        expect["chat"].append({"rendered": short_hash(rendered), "rendered_length": len(rendered),
+                               "count": len(ids), "ids": short_ids_hash(ids),
+                               "encode_count": len(tok.encode(rendered)), "encode_ids": short_ids_hash(tok.encode(rendered))})
+    write_compact(out_dir / "expect.json", expect)
+    print(f"kimi: {n} ranks", file=sys.stderr)
+
+
+GLM4_TOKENIZATION = '''# A GLM-4-shaped tokenization file for deltatok's fixtures (made for deltatok, Apache-2.0): only
+# the shapes deltatok reads from such a file. The pattern below is GLM-4's (tokenization_chatglm.py).
+import tiktoken
+
+VOCAB_FILES_NAMES = {"vocab_file": "tokenizer.model"}
+
+
+class ChatGLM4Tokenizer:
+    def __init__(self, vocab_file, **kwargs):
+        pat_str = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}{1,3}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+"
+        self.pat_str = pat_str  # not a literal: skipped
+'''
+
+GLM4_SPECIALS = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+                 "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>",
+                 "<|end_of_video|>"]
+
+
+def make_glm4(corpus, hostile, cl100k: str) -> None:
+    import tiktoken
+
+    out_dir = OUT / "glm4"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ranks = npm_ranks(cl100k, GLM4_RANKS)
+    write_rank_file(out_dir / "tokenizer.model", ranks)
+    (out_dir / "tokenization_chatglm.py").write_text(GLM4_TOKENIZATION, encoding="utf-8")
+    n = len(ranks)
+    specials = {t: n + k for k, t in enumerate(GLM4_SPECIALS)}
+    write_json(out_dir / "tokenizer_config.json", {
+        "added_tokens_decoder": {str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False,
+                                          "single_word": False, "special": True} for t, i in specials.items()},
+        "auto_map": {"AutoTokenizer": ["tokenization_chatglm.ChatGLM4Tokenizer", None]},
+        "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>", "tokenizer_class": "ChatGLM4Tokenizer",
+    })
+    src = (out_dir / "tokenization_chatglm.py").read_text(encoding="utf-8")
+    scope = {}
+    pat_line = [l for l in src.splitlines() if l.strip().startswith("pat_str = ")][0].strip()
+    exec(pat_line, {}, scope)  # the generator's own file: one string assignment
+    enc = tiktoken.Encoding("glm4-fixture", pat_str=scope["pat_str"], mergeable_ranks=dict(ranks), special_tokens=specials)
+    expect = {
+        "reference": f"tiktoken {tiktoken.__version__} Encoding over the same ranks, pattern and specials (ChatGLM4Tokenizer's layout)",
+        "pat_str": scope["pat_str"],
+        "special_tokens": sorted([[i, t] for t, i in specials.items()]),
+        # ChatGLM4Tokenizer._tokenize (encode_special_tokens=False): specials in text are ordinary text.
+        "encode_ordinary": summarize(corpus, hostile, lambda t: enc.encode(t, disallowed_special=()), decode=enc.decode),
+        "encode_special": summarize(corpus, hostile, lambda t: enc.encode(t, allowed_special="all")),
+    }
+    write_compact(out_dir / "expect.json", expect)
+    print(f"glm4: {n} ranks", file=sys.stderr)
+
+
+TEKKEN_ENTRIES = 4000
+TEKKEN_SPECIALS = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
+                   "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]",
+                   "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CONTENT]", "[ARGS]", "[CALL_ID]",
+                   "[THINK]", "[/THINK]"]
+
+
+def stub_pydantic_extra_types() -> None:
+    """mistral-common imports pydantic_extra_types.language_code for transcription requests only."""
+    try:
+        import pydantic_extra_types.language_code  # noqa: F401
+    except ImportError:
+        root = types.ModuleType("pydantic_extra_types")
+        lc = types.ModuleType("pydantic_extra_types.language_code")
+        lc.LanguageAlpha2 = str
+        sys.modules["pydantic_extra_types"] = root
+        sys.modules["pydantic_extra_types.language_code"] = lc
+
+
+def make_tekken(corpus, hostile) -> None:
+    stub_pydantic_extra_types()
+    import mistral_common
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    out_dir = OUT / "tekken"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    source = json.loads((Path(mistral_common.__file__).parent / "data" / "tekken_240911.json").read_text(encoding="utf-8"))
+    variants = {
+        # v7 with its special tokens listed; default_vocab_size cuts the vocabulary 300 entries short.
+        "tekken.json": {"config": {**source["config"], "version": "v7", "default_vocab_size": 1000 + TEKKEN_ENTRIES - 300,
+                                   "num_vocab_tokens": TEKKEN_ENTRIES},
+                        "vocab": source["vocab"][:TEKKEN_ENTRIES],
+                        "special_tokens": [{"rank": i, "token_str": t, "is_control": True} for i, t in enumerate(TEKKEN_SPECIALS)]},
+        # v3 without special_tokens: mistral-common's deprecated defaults, then <SPECIAL_i> fillers.
+        "tekken-v3.json": {"config": {**source["config"], "version": "v3", "default_vocab_size": 1000 + 600,
+                                      "num_vocab_tokens": 600},
+                           "vocab": source["vocab"][:600]},
+    }
+    for name, data in variants.items():
+        path = out_dir / name
+        path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+        tok = Tekkenizer.from_file(str(path))
+        specials = [[i, tok.id_to_piece(i)] for i in range(tok.num_special_tokens)]
+        expect = {
+            "reference": f"mistral-common {mistral_common.__version__} Tekkenizer.from_file",
+            "num_special_tokens": tok.num_special_tokens, "n_words": tok.n_words,
+            "special_tokens": specials,
+            "bos_id": tok.bos_id, "eos_id": tok.eos_id,
+            "encode": summarize(corpus, hostile, lambda t: tok.encode(t, bos=False, eos=False), decode=tok.decode),
+            "pieces": [[i, base64.b64encode(tok.id_to_byte_piece(i)).decode()] for i in range(tok.num_special_tokens, tok.n_words, 97)],
+        }
+        write_compact(out_dir / (name.replace(".json", "") + ".expect.json"), expect)
+        print(f"tekken {name}: {tok.n_words} ids", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="sentencepiece,transformers-spm,kimi,glm4,tekken")
@@ -204,12 +455,18 @@ def main() -> None:
     parser.add_argument("--cl100k")
     args = parser.parse_args()
     only = set(args.only.split(","))
-    corpus, hostile = load_texts()
+    corpus, hostile, long_texts = load_texts()
     write_compact(OUT / "texts.json", {"corpus": [short_hash(t) for t in corpus], "hostile": hostile})
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if "sentencepiece" in only:
             make_sentencepiece(corpus, hostile, work)
+        if "kimi" in only:
+            make_kimi(corpus, hostile, long_texts, args.kimi_py, args.o200k, work)
+        if "glm4" in only:
+            make_glm4(corpus, hostile, args.cl100k)
+        if "tekken" in only:
+            make_tekken(corpus, hostile)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
  * - `corpusTexts()`: every distinct message text of the bundled corpora (contents, reasoning,
  *   tool-call arguments) in file order, plus each conversation's texts joined (long inputs);
  * - `formatHostileTexts()`: fast-check hostile text with a fixed seed, with the spellings these
- *   formats treat specially (`<s>`, `[INST]`, `<0x41>`, `▁`, reserved names, full-width forms).
+ *   formats treat specially (`<s>`, `[INST]`, `<0x41>`, `▁`, reserved names, full-width forms);
+ * - `longTexts()`: texts longer than Kimi's cut sizes (runs over 25,000 characters, texts over
+ *   400,000), built from recipes so the fixtures need not store them.
  */
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
@@ -80,4 +82,34 @@ function wellFormed(text: string): boolean {
 export function formatHostileTexts(seed = HOSTILE_SEED, count = HOSTILE_COUNT): string[] {
   const arbitrary = fc.oneof(hostileText(FORMAT_SPELLINGS, 24), classText(16));
   return fc.sample(arbitrary, { seed, numRuns: count * 2 }).filter(wellFormed).slice(0, count);
+}
+
+/** A long text as a recipe: `parts` repeated `times`, each part a string repeated `count` times. */
+export interface LongTextRecipe {
+  readonly name: string;
+  readonly parts: ReadonlyArray<readonly [string, number]>;
+  readonly times: number;
+}
+
+export const LONG_TEXT_RECIPES: readonly LongTextRecipe[] = [
+  { name: "letters over one run", parts: [["a", 30_000]], times: 1 },
+  { name: "spaces over one run", parts: [[" ", 30_000], ["x", 1]], times: 1 },
+  { name: "words over one slice", parts: [["word ", 90_000]], times: 1 },
+  { name: "han over one run", parts: [["中", 26_000], [" end", 1]], times: 1 },
+  { name: "newlines then letters", parts: [["\n", 25_001], ["b", 25_001]], times: 1 },
+  { name: "astral over one run", parts: [["😀", 26_000]], times: 1 },
+  { name: "runs just under the limit", parts: [["x", 24_999], [" ", 1]], times: 20 },
+  { name: "special across the slice cut", parts: [["ab", 199_998], ["c", 1], ["<|im_end|>", 1], [" tail", 1]], times: 1 },
+  { name: "special across a run cut", parts: [["q", 24_998], ["<|im_end|>", 1], ["z", 3]], times: 1 },
+  { name: "tabs and nbsp", parts: [["\t", 12_000], ["\u00a0", 14_000], ["\u3000", 1], ["y", 2]], times: 1 },
+];
+
+export function expandRecipe(recipe: LongTextRecipe): string {
+  const one = recipe.parts.map(([s, n]) => s.repeat(n)).join("");
+  return one.repeat(recipe.times);
+}
+
+/** The long texts, by recipe. */
+export function longTexts(): string[] {
+  return LONG_TEXT_RECIPES.map(expandRecipe);
 }
