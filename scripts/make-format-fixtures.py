@@ -196,6 +196,68 @@ def make_sentencepiece(corpus, hostile, work: Path) -> None:
     write_json(out_dir / "models.json", manifest)
 
 
+# ---- transformers' conversion of SentencePiece models --------------------------------------------
+
+SPM_CONVERSIONS = [
+    # (model, tokenizer_config.json, label)
+    ("bpe-identity-bf", {"tokenizer_class": "LlamaTokenizer", "legacy": True}, "llama-legacy"),
+    ("bpe-identity-bf", {"tokenizer_class": "LlamaTokenizer", "legacy": False}, "llama"),
+    ("mistral-v3", {"tokenizer_class": "LlamaTokenizer", "legacy": True}, "llama-legacy"),
+    ("mistral-v3", {"tokenizer_class": "LlamaTokenizer", "legacy": False}, "llama"),
+    ("unigram-nfkc-bf", {}, "generic"),
+    ("unigram-cf-noprefix", {}, "generic"),
+    ("bpe-identity-suffix", {}, "generic"),
+]
+
+
+def canonical_hash(value) -> str:
+    return short_hash(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def without_charsmaps(value):
+    """The normalizer JSON with each Precompiled charsmap (base64, ~300 KB) replaced by its short hash."""
+    if isinstance(value, dict):
+        return {k: ("sha:" + short_hash(v) if k == "precompiled_charsmap" else without_charsmaps(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_charsmaps(v) for v in value]
+    return value
+
+
+def make_transformers_spm(corpus, hostile, work: Path) -> None:
+    import transformers
+    from transformers import AutoTokenizer
+
+    out_dir = OUT / "sentencepiece"
+    for name, config, label in SPM_CONVERSIONS:
+        d = work / f"{name}-{label}"
+        d.mkdir(parents=True, exist_ok=True)
+        shutil.copy(out_dir / f"{name}.model", d / "tokenizer.model")
+        (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+        tok = AutoTokenizer.from_pretrained(str(d))
+        js = json.loads(tok.backend_tokenizer.to_str())
+        model = js["model"]
+        expect = {
+            "reference": f"transformers {transformers.__version__} AutoTokenizer over tokenizer.model with tokenizer_config.json {json.dumps(config)} ({type(tok).__name__})",
+            "config": config,
+            "tokenizer_json": {
+                "added_tokens": js["added_tokens"],
+                "normalizer": without_charsmaps(js["normalizer"]),
+                "pre_tokenizer": js["pre_tokenizer"],
+                "decoder": js["decoder"],
+                "model": {k: v for k, v in model.items() if k not in ("vocab", "merges")},
+                # Unigram scores are compared as float32: the Rust side re-parses them from JSON with
+                # serde_json's fast float parser, which can land one double ulp off the proto's float.
+                "vocab_sha": canonical_hash(model["vocab"] if model["type"] != "Unigram"
+                                            else [[p, float(struct.unpack("<f", struct.pack("<f", sc))[0])] for p, sc in model["vocab"]]),
+                "merges_sha": canonical_hash(model["merges"]) if "merges" in model else None,
+            },
+            "encode": summarize(corpus, hostile, lambda t: tok.encode(t, add_special_tokens=False),
+                                decode=lambda ids: tok.decode(ids)),
+        }
+        write_compact(out_dir / f"{name}.{label}.transformers.json", expect)
+        print(f"transformers {name} {label}: {type(tok).__name__}", file=sys.stderr)
+
+
 # ---- tiktoken families ---------------------------------------------------------------------------
 
 def npm_ranks(path: str, count: int):
@@ -461,6 +523,8 @@ def main() -> None:
         work = Path(tmp)
         if "sentencepiece" in only:
             make_sentencepiece(corpus, hostile, work)
+        if "transformers-spm" in only:
+            make_transformers_spm(corpus, hostile, work)
         if "kimi" in only:
             make_kimi(corpus, hostile, long_texts, args.kimi_py, args.o200k, work)
         if "glm4" in only:
