@@ -5,7 +5,7 @@ Run from the repository root with a Python that has transformers 5.18, tokenizer
 sentencepiece 0.2.2, protobuf and mistral-common (mistral-common may be installed --no-deps; the
 one import it needs from pydantic-extra-types is stubbed below when that package is missing):
 
-    /work/venv-formats/bin/python scripts/make-format-fixtures.py [--only sentencepiece,kimi,glm4,tekken] \
+    /work/venv-formats/bin/python scripts/make-format-fixtures.py [--only sentencepiece,transformers-spm,kimi,glm4,tekken] \
         --kimi-py /path/to/tokenization_kimi.py --o200k /path/to/o200k_base.json --cl100k /path/to/cl100k_base.json
 
 Inputs that are not in the repository:
