@@ -10,6 +10,7 @@ import { readBoundedFile } from "../src/load/formats/read-bounded.js";
 import { MAX_SENTENCEPIECE_MODEL_BYTES, readSentencePieceModel } from "../src/load/formats/sentencepiece-model.js";
 import { MAX_TEKKEN_BYTES, readTekken } from "../src/load/formats/tekken.js";
 import { MAX_TIKTOKEN_RANK_BYTES, readTiktokenRanks } from "../src/load/formats/tiktoken-ranks.js";
+import { rejectsWith } from "./helpers/errors.js";
 import { formatFixturePath } from "./helpers/format-fixtures.js";
 import { float, int, lengthDelimited, piece, text, tinyModel, varint } from "./helpers/protobuf-writer.js";
 
@@ -23,13 +24,6 @@ function refuses(code: ErrorCode, f: () => unknown, path?: string | RegExp): voi
   });
 }
 
-async function refusesAsync(code: ErrorCode, f: () => Promise<unknown>): Promise<void> {
-  await assert.rejects(f, (e: unknown) => {
-    assert.ok(e instanceof DeltatokError, `not a DeltatokError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return true;
-  });
-}
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const b64 = (bytes: number[]): string => Buffer.from(bytes).toString("base64");
@@ -160,8 +154,8 @@ function tempDir(): string {
 test("directories: precedence (tokenizer.json, tekken.json, tiktoken, SentencePiece), prefer, sniffing tokenizer.model, ambiguity and absence", async () => {
   const dir = tempDir();
   try {
-    await refusesAsync("DT_TOKENIZER_NOT_FOUND", () => detectTokenizerFormats(dir));
-    await refusesAsync("DT_TOKENIZER_NOT_FOUND", () => detectTokenizerFormats(join(dir, "missing")));
+    await rejectsWith(detectTokenizerFormats(dir), "DT_TOKENIZER_NOT_FOUND");
+    await rejectsWith(detectTokenizerFormats(join(dir, "missing")), "DT_TOKENIZER_NOT_FOUND");
     copyFileSync(formatFixturePath("sentencepiece", "unigram-identity.model"), join(dir, "tokenizer.model"));
     const sp = await readFormatDirectory(dir);
     assert.equal(sp.format, "sentencepiece");
@@ -173,14 +167,14 @@ test("directories: precedence (tokenizer.json, tekken.json, tiktoken, SentencePi
     assert.deepEqual(all.candidates.map((c) => c.format), ["tokenizer.json", "tekken", "sentencepiece"]);
     assert.equal((await readFormatDirectory(dir)).format, "tokenizer.json");
     assert.equal((await readFormatDirectory(dir, { prefer: "tekken" })).format, "tekken");
-    await refusesAsync("DT_TOKENIZER_NOT_FOUND", () => detectTokenizerFormats(dir, { prefer: "tiktoken" }));
+    await rejectsWith(detectTokenizerFormats(dir, { prefer: "tiktoken" }), "DT_TOKENIZER_NOT_FOUND");
     writeFileSync(join(dir, "tokenizer.model"), "this is neither\n");
-    await refusesAsync("DT_TOKENIZER_INVALID", () => detectTokenizerFormats(dir));
+    await rejectsWith(detectTokenizerFormats(dir), "DT_TOKENIZER_INVALID");
     writeFileSync(join(dir, "tokenizer.model"), rankFile());
     assert.equal((await detectTokenizerFormats(dir, { prefer: "tiktoken" })).chosen.file, join(dir, "tokenizer.model"));
     writeFileSync(join(dir, "a.tiktoken"), rankFile());
     writeFileSync(join(dir, "b.tiktoken"), rankFile());
-    await refusesAsync("DT_TOKENIZER_AMBIGUOUS", () => detectTokenizerFormats(dir));
+    await rejectsWith(detectTokenizerFormats(dir), "DT_TOKENIZER_AMBIGUOUS");
     writeFileSync(join(dir, "tiktoken.model"), rankFile());
     assert.equal((await detectTokenizerFormats(dir, { prefer: "tiktoken" })).chosen.file, join(dir, "tiktoken.model"));
   } finally {
@@ -204,13 +198,13 @@ test("tiktoken directories: a missing pattern is a coded error naming --pattern;
     const fromPy = await readFormatDirectory(dir);
     assert.equal(fromPy.format === "tiktoken" && fromPy.pattern.pattern, "\\w+|\\s+");
     writeFileSync(join(dir, "tokenization_other.py"), 'pat_str = "\\\\d+"\n');
-    await refusesAsync("DT_TOKENIZER_AMBIGUOUS", () => readFormatDirectory(dir));
+    await rejectsWith(readFormatDirectory(dir), "DT_TOKENIZER_AMBIGUOUS");
     writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify({ pat_str: "[a-z]+|." }));
     const fromConfig = await readFormatDirectory(dir);
     assert.equal(fromConfig.format === "tiktoken" && fromConfig.pattern.pattern, "[a-z]+|.");
     assert.equal(fromConfig.format === "tiktoken" && fromConfig.pattern.source, "tokenizer_config.json pat_str");
     writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify({ pat_str: 7 }));
-    await refusesAsync("DT_TOKENIZER_INVALID", () => readFormatDirectory(dir));
+    await rejectsWith(readFormatDirectory(dir), "DT_TOKENIZER_INVALID");
     assert.equal((await readFormatDirectory(dir, { pattern: "x" })).format, "tiktoken");
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -223,9 +217,9 @@ test("tiktoken directories: a family's special ids may not collide with ranks (a
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "tiktoken.model"), rankFile(`${b64([0x61, 0x62])} 300\n`));
     writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify({ auto_map: { AutoTokenizer: ["tokenization_kimi.TikTokenTokenizer", null] } }));
-    await refusesAsync("DT_TOKENIZER_INVALID", () => readFormatDirectory(dir));
+    await rejectsWith(readFormatDirectory(dir), "DT_TOKENIZER_INVALID");
     writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify({ added_tokens_decoder: { x: { content: "a" } } }));
-    await refusesAsync("DT_TOKENIZER_INVALID", () => readFormatDirectory(dir, { pattern: "." }));
+    await rejectsWith(readFormatDirectory(dir, { pattern: "." }), "DT_TOKENIZER_INVALID");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -236,9 +230,9 @@ test("bounded reads: the size is checked before reading; missing files and direc
   try {
     writeFileSync(join(dir, "f"), "0123456789");
     assert.equal((await readBoundedFile(join(dir, "f"), 10, "f")).length, 10);
-    await refusesAsync("DT_TOKENIZER_TOO_LARGE", () => readBoundedFile(join(dir, "f"), 9, "f"));
-    await refusesAsync("DT_TOKENIZER_NOT_FOUND", () => readBoundedFile(join(dir, "missing"), 9, "f"));
-    await refusesAsync("DT_TOKENIZER_INVALID", () => readBoundedFile(dir, 9, "f"));
+    await rejectsWith(readBoundedFile(join(dir, "f"), 9, "f"), "DT_TOKENIZER_TOO_LARGE");
+    await rejectsWith(readBoundedFile(join(dir, "missing"), 9, "f"), "DT_TOKENIZER_NOT_FOUND");
+    await rejectsWith(readBoundedFile(dir, 9, "f"), "DT_TOKENIZER_INVALID");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,30 +8,15 @@
  * The cuts depend only on the text given to `encode`; a caller that splits text at special
  * tokens first (transformers' slow path) applies the rule to each part.
  *
- * Layer: encoder. Imports nothing.
+ * Layer: encoder. Imports `template/jinja/pystr` (Python's `str.isspace`).
  */
+
+import { isPySpace } from "../../template/jinja/pystr.js";
 
 /** Slice size in code points (`TIKTOKEN_MAX_ENCODE_CHARS`). */
 export const KIMI_MAX_ENCODE_CHARS = 400_000;
 /** Longest run of white space or non-white space kept in one piece (`MAX_NO_WHITESPACES_CHARS`). */
 export const KIMI_MAX_RUN_CHARS = 25_000;
-
-/** Python 3's `str.isspace()` (Zs, or bidi class WS, B or S): stable across Unicode 6–16. */
-export function isPythonSpace(cp: number): boolean {
-  if (cp <= 0x20) return cp === 0x20 || (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x1f);
-  if (cp < 0x85) return false;
-  return (
-    cp === 0x85 ||
-    cp === 0xa0 ||
-    cp === 0x1680 ||
-    (cp >= 0x2000 && cp <= 0x200a) ||
-    cp === 0x2028 ||
-    cp === 0x2029 ||
-    cp === 0x202f ||
-    cp === 0x205f ||
-    cp === 0x3000
-  );
-}
 
 /**
  * The pieces Kimi encodes separately, as `[start, end)` UTF-16 offsets into `text`, in order
@@ -45,12 +30,12 @@ export function kimiChunks(text: string, maxChars = KIMI_MAX_ENCODE_CHARS, maxRu
     // One slice: up to maxChars code points from pos.
     const sliceStart = pos;
     let runLength = 0;
-    let runIsSpace = isPythonSpace(text.codePointAt(pos) as number);
+    let runIsSpace = isPySpace(text.codePointAt(pos) as number);
     let pieceStart = pos;
     let chars = 0;
     while (pos < n && chars < maxChars) {
       const cp = text.codePointAt(pos) as number;
-      const space = isPythonSpace(cp);
+      const space = isPySpace(cp);
       if (space !== runIsSpace) {
         runLength = 1;
         runIsSpace = space;
