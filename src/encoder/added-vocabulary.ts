@@ -67,6 +67,8 @@ export class AddedMatcher {
   readonly empty: boolean;
   /** Whether some token has lstrip, rstrip or single_word. */
   readonly flagged: boolean;
+  /** The start every token's content shares ("<" for most chat tokenizers), or "": a jump target for indexOf. */
+  readonly #prefix: string;
 
   /** `contents[i]` is the text to match for `tokens[i]` (its normalized content in the normalized set). */
   constructor(tokens: readonly AddedTokenDef[], contents: readonly string[]) {
@@ -96,6 +98,23 @@ export class AddedMatcher {
     }
     this.empty = this.#tokens.length === 0;
     this.flagged = flagged;
+    let prefix: string | null = null;
+    for (let t = 0; t < tokens.length; t++) {
+      const c = contents[t] as string;
+      if (c.length === 0) continue;
+      if (prefix === null) prefix = c;
+      else {
+        let k = 0;
+        while (k < prefix.length && k < c.length && prefix.charCodeAt(k) === c.charCodeAt(k)) k++;
+        prefix = prefix.slice(0, k);
+      }
+    }
+    // a lone high surrogate is no place to search from
+    if (prefix !== null && prefix.length > 0) {
+      const last = prefix.charCodeAt(prefix.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
+    }
+    this.#prefix = prefix ?? "";
   }
 
   /** The longest token starting at i of s (before `end`): its index and end, or null. */
@@ -126,8 +145,14 @@ export class AddedMatcher {
     let startOffset = from;
     let i = from;
     const first = this.#first;
+    const prefix = this.#prefix;
     while (i < to) {
-      if (first[s.charCodeAt(i)] === 0) {
+      if (prefix.length > 0) {
+        // every token starts with the prefix: jump to its next occurrence
+        const j = s.indexOf(prefix, i);
+        if (j < 0 || j >= to) break;
+        i = j;
+      } else if (first[s.charCodeAt(i)] === 0) {
         i++;
         continue;
       }

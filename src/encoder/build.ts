@@ -100,7 +100,7 @@ function assemble(json: EncoderJson, tables: BpeTables, shared: SharedEncoder, o
   const raw = new AddedMatcher(rawTokens, rawTokens.map((t) => t.content));
   const normalizedSet = new AddedMatcher(normTokens, normTokens.map((t) => (normalize === null ? t.content : normalize(t.content))));
   const notes = norm.inexact === undefined ? pre.notes : [...pre.notes, norm.inexact];
-  const encoder = new Pipeline({ added: json.added_tokens, raw, normalizedSet, normalize, chain: pre.chain, model, decoder: dec.chain, notes, exact: norm.inexact === undefined });
+  const encoder = new Pipeline({ added: json.added_tokens, raw, normalizedSet, normalize, chain: pre.chain, scanner: pre.scanner, model, decoder: dec.chain, notes, exact: norm.inexact === undefined });
   return { ok: true, encoder, shared };
 }
 

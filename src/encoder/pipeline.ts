@@ -20,6 +20,7 @@ import type { AddedMatcher, AddedTokenDef } from "./added-vocabulary.js";
 import type { DecodeChain } from "./decode/decoders.js";
 import type { BpeModel } from "./model/bpe.js";
 import type { Normalize } from "./normalize/normalizers.js";
+import { Int32List, type PieceScanner } from "./pretokenize/scanner.js";
 import type { PieceSink } from "./pretokenize/stages.js";
 import type { Encoder } from "./types.js";
 import { U32List } from "./u32-list.js";
@@ -31,6 +32,8 @@ export interface PipelineParts {
   readonly normalize: Normalize | null;
   /** The pre-tokenizer chain in front of a sink. */
   readonly chain: (sink: PieceSink) => PieceSink;
+  /** The chain's one scanner when that is all it is (run inline), else null. */
+  readonly scanner: PieceScanner | null;
   readonly model: BpeModel;
   readonly decoder: DecodeChain | null;
   readonly notes: readonly string[];
@@ -70,8 +73,29 @@ export class Pipeline implements Encoder {
       if (!this.#addedByContent.has(t.content)) this.#addedByContent.set(t.content, t.id);
     }
     const model = p.model;
-    this.#pretokenize = p.chain((text, s, e) => model.tokenize(text, s, e, this.#out));
+    const chain = p.chain((text, s, e) => model.tokenize(text, s, e, this.#out));
+    const scanner = p.scanner;
+    // the common shape — one scanner that only cuts, then the model — without a call per stage
+    this.#pretokenize =
+      scanner === null
+        ? chain
+        : (text, s, e) => {
+            const ends = this.#ends;
+            ends.length = 0;
+            scanner.scan(text, s, e, ends);
+            const list = ends.data;
+            const n = ends.length;
+            const out = this.#out;
+            let a = s;
+            for (let i = 0; i < n; i++) {
+              const b = list[i] as number;
+              if (b > a) model.tokenize(text, a, b, out);
+              a = b;
+            }
+          };
   }
+
+  readonly #ends = new Int32List(256);
 
   readonly #pushToken = (id: number): void => {
     this.#out.push(id);

@@ -39,6 +39,8 @@ export type PreTokenizerBuild =
       readonly byteLevel: boolean;
       /** What runs each pattern: one line per Split or ByteLevel pattern. */
       readonly notes: readonly string[];
+      /** When the whole chain is one scanner that only cuts: it (the pipeline then runs it inline). */
+      readonly scanner: PieceScanner | null;
     }
   | { readonly ok: false; readonly unsupported: string };
 
@@ -126,6 +128,9 @@ interface BuildState {
   readonly scannerFor: ScannerLookup;
   readonly notes: string[];
   byteLevel: boolean;
+  /** The scanners used, in order, and whether any other stage was built. */
+  readonly scanners: PieceScanner[];
+  other: boolean;
 }
 
 function build(p: Json, where: string, st: BuildState): Stage | string {
@@ -143,6 +148,7 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
           st.byteLevel = true;
         }
         st.notes.push(`${where}: scanner ${scanned.family}`);
+        st.scanners.push(scanned);
         return scannerStage(scanned);
       }
       const stages: Stage[] = [];
@@ -166,8 +172,10 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
       const scanner = st.scannerFor(p);
       if (scanner !== null) {
         st.notes.push(`${where} Split: scanner ${scanner.family}`);
+        st.scanners.push(scanner);
         return scannerStage(scanner);
       }
+      st.other = true;
       const re = compilePattern(p["pattern"]);
       if (typeof re === "string") return `${where} Split: ${re}`;
       st.notes.push(`${where} Split: Oniguruma translation`);
@@ -183,13 +191,16 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
         const scanner = st.scannerFor({ ...p, add_prefix_space: false });
         if (scanner !== null) {
           st.notes.push(`${where} ByteLevel: scanner ${scanner.family}`);
+          st.scanners.push(scanner);
           split = scannerStage(scanner);
         } else {
+          st.other = true;
           st.notes.push(`${where} ByteLevel: Oniguruma translation of the GPT-2 pattern`);
           split = regexStage(translateOniguruma(GPT2_PATTERN).regex, "Isolated", false);
         }
       }
       if (!addPrefix) return split ?? ((next) => next);
+      st.other = true;
       return (next) => {
         const inner = split === null ? next : split(next);
         return (text, s, e, origin) => {
@@ -208,6 +219,7 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
       if (scheme === undefined) scheme = p["add_prefix_space"] === false ? "never" : "always";
       if (scheme !== "always" && scheme !== "first" && scheme !== "never") return `${where} Metaspace prepend_scheme ${String(scheme)}`;
       const split = p["split"] !== false;
+      st.other = true;
       return (next) => (text, s, e, origin) => {
         let t = text.slice(s, e);
         if (t.includes(" ")) t = t.split(" ").join(rep);
@@ -226,10 +238,13 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
       };
     }
     case "Digits":
+      st.other = true;
       return classStage(isNumeric, p["individual_digits"] === true ? "isolated" : "contiguous");
     case "WhitespaceSplit":
+      st.other = true;
       return classStage(isRustWhitespace, "removed");
     case "Whitespace":
+      st.other = true;
       return regexStage(whitespaceRegex(), "Removed", true);
     default:
       return `${where} ${String(p["type"])}`;
@@ -238,9 +253,9 @@ function build(p: Json, where: string, st: BuildState): Stage | string {
 
 /** The pre-tokenizer of tokenizer.json (`null`: none; the whole section is one word). */
 export function buildPreTokenizer(p: unknown, scannerFor: ScannerLookup): PreTokenizerBuild {
-  if (p === null || p === undefined) return { ok: true, chain: (sink) => sink, byteLevel: false, notes: [] };
+  if (p === null || p === undefined) return { ok: true, chain: (sink) => sink, byteLevel: false, notes: [], scanner: null };
   if (typeof p !== "object" || Array.isArray(p)) return { ok: false, unsupported: "pre_tokenizer is not an object" };
-  const st: BuildState = { scannerFor, notes: [], byteLevel: false };
+  const st: BuildState = { scannerFor, notes: [], byteLevel: false, scanners: [], other: false };
   let stage: Stage | string;
   try {
     stage = build(p as Json, "pre_tokenizer", st);
@@ -248,5 +263,6 @@ export function buildPreTokenizer(p: unknown, scannerFor: ScannerLookup): PreTok
     return { ok: false, unsupported: `pre_tokenizer: ${(e as Error)?.message ?? e}` };
   }
   if (typeof stage === "string") return { ok: false, unsupported: stage };
-  return { ok: true, chain: stage, byteLevel: st.byteLevel, notes: st.notes };
+  const only = !st.other && st.scanners.length === 1 ? (st.scanners[0] as PieceScanner) : null;
+  return { ok: true, chain: stage, byteLevel: st.byteLevel, notes: st.notes, scanner: only };
 }
