@@ -32,6 +32,10 @@
  *   --kill                    kill a worker a third of the way through; report lost items
  *   --workers N               workers (default: the CPUs this process may use)
  *
+ *   --suite encode            tokens per CPU-second of deltatok's encoder vs the Rust binding, tiktoken,
+ *                             gpt-tokenizer, ai-tokenizer on four kinds of text (bench/encode.ts)
+ *   --vocab o200k,qwen3       encode: vocabularies; --contenders, --kinds restrict; --rounds N (3)
+ *
  *   --suite render            render throughput (M chars/s): deltatok vs @huggingface/jinja, same
  *                             requests, same run (tau-bench airline, Qwen3 + its 14 tools)
  *   --rounds N                render: alternating rounds, best counts (default 5)
@@ -120,6 +124,7 @@ import { perWorkerBench, perWorkerChild } from "./per-worker.js";
 import { scheduleBench } from "./schedule.js";
 import { scaleBench } from "./scale.js";
 import { streamBench, streamCorpora } from "./stream.js";
+import { encodeBench, encodeBenchOptions } from "./encode.js";
 import { readdirSync } from "node:fs";
 
 const SHARED_TAU = fileURLToPath(new URL("../../../shared/corpus/trajectories/tau-bench-airline-gpt-4o.jsonl", import.meta.url));
@@ -205,6 +210,9 @@ async function main(): Promise<void> {
       tokens: { type: "string" },
       "chunk-tokens": { type: "string" },
       sample: { type: "string" },
+      vocab: { type: "string" },
+      contenders: { type: "string" },
+      kinds: { type: "string" },
     },
   });
   const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
@@ -338,6 +346,10 @@ async function main(): Promise<void> {
     case "scale": {
       const dflt = ["tau-bench-airline-gpt-4o.jsonl", "tau2-airline-claude-sonnet-4-5.jsonl", "tau2-retail-gpt-4.1-mini-toolorchestra.jsonl", "mlcommons-swebench-agentic-coding.jsonl"].map((f) => SHARED_DIR + f);
       result = await scaleBench({ corpora: v.corpus ?? (dflt.every((f) => existsSync(f)) ? dflt : [BUNDLED]), rounds: Number(v.rounds ?? 5), tokenizer: v.tokenizer, date: "2026-11-30" });
+      break;
+    }
+    case "encode": {
+      result = await encodeBench(encodeBenchOptions({ rounds: v.rounds, vocab: v.vocab, contenders: v.contenders, kinds: v.kinds }));
       break;
     }
     case "stream": {

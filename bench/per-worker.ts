@@ -13,7 +13,7 @@
  * thread's own share is not counted into it.
  *
  * Speed: the same tokenizer twice in this thread, one loaded from tokenizer.json and one rebuilt
- * from its shared tables, each behind a TokenEncoder (the engine's path, tuning included); every
+ * from its shared tables, each behind a TokenEncoder (the engine's path); every
  * message text of the corpus encoded by each in alternating rounds; ratio = shared / own seconds.
  */
 import { execFileSync } from "node:child_process";

@@ -57,11 +57,11 @@ function perturb(dt: Deltatok, ids: Uint32Array, start: number): Uint32Array | n
     const i = (start + n) % ids.length;
     const id = ids[i] as number;
     if (special.has(id)) continue;
-    const s = tok.id_to_token(id);
+    const s = tok.idToToken(id);
     if (s === undefined || s.length < 2) continue;
     for (let j = 1; j < s.length; j++) {
-      const a = tok.token_to_id(s.slice(0, j));
-      const b = tok.token_to_id(s.slice(j));
+      const a = tok.tokenToId(s.slice(0, j));
+      const b = tok.tokenToId(s.slice(j));
       if (a === undefined || b === undefined || special.has(a) || special.has(b)) continue;
       const out = new Uint32Array(ids.length + 1);
       out.set(ids.subarray(0, i));

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { PatternNotTranslated, translateOniguruma } from "../src/encoder/regex/oniguruma.js";
 import { splitText } from "../src/encoder/regex/pattern-split.js";
-import { GPT2_PATTERN } from "../src/load/exact-patterns.js";
+import { GPT2_PATTERN } from "../src/encoder/regex/patterns.js";
 import { rustSplit } from "./helpers/rust.js";
 import { CLASS_FRAGMENTS, classText } from "./helpers/texts.js";
 

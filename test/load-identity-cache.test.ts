@@ -157,9 +157,9 @@ describe("immutability", () => {
 
   test("the tokenizer still encodes after its JSON is frozen", async () => {
     const t = await loadTokenizer(fx("tiny"));
-    assert.deepEqual(t.tokenizer.encode("<|im_start|>hello world<|im_end|>", { add_special_tokens: false }).ids, [2, 17, 10, 9, 11, 8, 12, 3]);
+    assert.deepEqual(t.tokenizer.encode("<|im_start|>hello world<|im_end|>"), [2, 17, 10, 9, 11, 8, 12, 3]);
     const q = await loadTokenizer("qwen3");
-    assert.deepEqual(q.tokenizer.encode("<|im_start|>user\nhi<|im_end|>", { add_special_tokens: false }).ids, [151644, 872, 198, 6023, 151645]);
+    assert.deepEqual(q.tokenizer.encode("<|im_start|>user\nhi<|im_end|>"), [151644, 872, 198, 6023, 151645]);
   });
 
   test("added_tokens entries carry every flag", async () => {

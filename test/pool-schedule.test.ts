@@ -66,6 +66,7 @@ interface Pending {
 class FakePool {
   readonly size: number;
   readonly options = { resolvedEngine: { tokenizer: "fake", mode: "incremental" } } as never;
+  readonly workers = [] as never[];
   now = 0;
   readonly started: Array<{ id: string; slot: number; at: number }> = [];
   /** Conversations in the order the scheduler handed them to workers. */

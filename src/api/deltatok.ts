@@ -88,11 +88,13 @@ function emptyWork(): RenderWork {
 }
 
 const TEMPLATE_CACHE_MAX = 32;
+/** What encodes a tokenizer's text (Deltatok.tokenizerEngine). */
+export type TokenizerEngineInfo = { readonly engine: "deltatok" } | { readonly engine: "fallback"; readonly unsupported: string };
+
 /** Compiled templates (and compile failures) kept: at most TEMPLATE_CACHE_MAX, and this many characters of source. */
 const TEMPLATE_CACHE_CHARS = 16 * 1024 * 1024;
 
 /** Per tokenizer object: whether an id is one of its tokens (rollouts validate sampled ids). */
-const VOCABULARIES = new WeakMap<object, (id: number) => boolean>();
 const USER_EMPTY = Object.freeze({ role: "user", content: "" });
 const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
 
@@ -193,12 +195,13 @@ export class Deltatok {
   }
 
   /**
-   * Whether the tokenizer runs with deltatok's allocation-free stand-ins (src/tokenize/encoder.ts,
-   * "tokenizer tuning"). False means a component was not recognized or the probe disagreed, and
-   * the stock pipeline is used: the same ids, slower.
+   * What encodes text: `"deltatok"` (deltatok's own encoder), or `"fallback"` — the library's
+   * stock pipeline, for a tokenizer.json using a component deltatok's encoder does not implement
+   * (`unsupported` names it; the load warned with `DELTATOK_TOKENIZER_FALLBACK`).
    */
-  get tokenizerTuned(): boolean {
-    return this.#encoder.tuned;
+  get tokenizerEngine(): TokenizerEngineInfo {
+    const t = this.#loaded.tokenizer;
+    return t.engine === "deltatok" ? { engine: "deltatok" } : { engine: "fallback", unsupported: t.unsupported ?? "?" };
   }
 
   /** ISL: tokens of the rendered prompt (generation prompt included by default). */
@@ -615,20 +618,10 @@ export class Deltatok {
     }
   }
 
-  /** Whether an id is a token of the tokenizer (vocabulary or added token), from a bitmap made once per tokenizer. */
+  /** Whether an id is a token of the tokenizer (vocabulary or added token). */
   #inVocabulary(): (id: number) => boolean {
     const tok = this.#loaded.tokenizer;
-    let f = VOCABULARIES.get(tok);
-    if (f === undefined) {
-      const ids = [...tok.get_vocab(true).values()];
-      let max = 0;
-      for (const id of ids) if (id > max) max = id;
-      const known = new Uint8Array(max + 1);
-      for (const id of ids) known[id] = 1;
-      f = (id) => id <= max && known[id] === 1;
-      VOCABULARIES.set(tok, f);
-    }
-    return f;
+    return (id) => tok.hasId(id);
   }
 
   /** The pipeline's steps for api/ modules (rollouts). */

@@ -169,7 +169,7 @@ export class Vocabulary {
     let text = "";
     if (kept.length > 0) {
       try {
-        text = this.#loaded.tokenizer.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+        text = this.#loaded.tokenizer.decode(kept);
       } catch (e) {
         throw new DeltatokError("DT_TOKENIZE_FAILED", `decode failed: ${(e as Error)?.message ?? e}`, { cause: e });
       }

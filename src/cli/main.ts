@@ -18,7 +18,7 @@ import { detectCpus } from "../pool/cpus.js";
 import { BatchQueue } from "../queue/queue.js";
 import { renderCorpus } from "./render.js";
 import { verifyCorpus, type ReferenceEncoder } from "./verify.js";
-import { untunedTokenizer } from "../load/index.js";
+import { referenceTokenizer } from "../load/index.js";
 import { TokenizeSink, tokenizeCorpus, type TokenizeSummary, type TrainingSink } from "./tokenize.js";
 import { RolloutSink, rolloutCorpus, type RolloutSummary } from "./rollout.js";
 import { trainCorpusScheduled } from "./training-pool.js";
@@ -83,8 +83,9 @@ Options:
   --allow-host NAME[:PORT]     serve: also accept this Host header (a proxy passing its name);
                                repeatable
   --max-diffs N                verify: differences listed in the summary (default 20)
-  --check-encoder              verify: also encode every whole render with an untuned instance of
-                               the tokenizer and report where the engine's encoder differs
+  --check-encoder              verify: also encode every whole render with a reference encoder (the
+                               Rust tokenizers binding if installed, else @huggingface/tokenizers)
+                               and report where deltatok's encoder differs
   --format jsonl|binary        tokenize, rollout: output format (default jsonl; binary needs --out)
   --final                      render: add one record per whole conversation (index "final")
   --text                       render: include the rendered text
@@ -403,8 +404,7 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   const tok = inc.tokenizer.tokenizer;
   let reference: ReferenceEncoder | undefined;
   if (v["check-encoder"] === true) {
-    const untuned = await untunedTokenizer(inc.tokenizer);
-    reference = { name: "untuned @huggingface/tokenizers (same exact patterns)", encode: (text) => untuned.encode(text, { add_special_tokens: false }).ids };
+    reference = await referenceTokenizer(inc.tokenizer);
   }
   const summary = await verifyCorpus(
     inc,

@@ -419,7 +419,7 @@ export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec
 
 const WALL_CLOCK = ["load_s", "elapsed_s"] as const;
 /** Per-run fields that describe how a shard ran, not what it found: listed per shard only. */
-const PER_RUN = ["requests_per_s", "workers", "schedule", "workers_busy_s", "workers_jobs", "tokenizer_tuned", "shard"] as const;
+const PER_RUN = ["requests_per_s", "workers", "schedule", "workers_busy_s", "workers_jobs", "shard"] as const;
 
 function mergeSummaries(command: ShardCommand, shards: Shard[], seen: { codes: string[]; buckets: string[]; out: string | undefined }): Rec {
   const sums: Rec = {};
@@ -433,7 +433,7 @@ function mergeSummaries(command: ShardCommand, shards: Shard[], seen: { codes: s
   // strings (corpus, tokenizer, mode, format) are the first shard's; counts are sums
   const out: Rec = {};
   for (const k of Object.keys(firstSummary)) {
-    if ((PER_RUN as readonly string[]).includes(k) && k !== "requests_per_s" && k !== "workers" && k !== "tokenizer_tuned") continue;
+    if ((PER_RUN as readonly string[]).includes(k) && k !== "requests_per_s" && k !== "workers") continue;
     out[k] = typeof firstSummary[k] === "string" ? firstSummary[k] : sums[k];
   }
   for (const k of WALL_CLOCK) if (k in firstSummary) out[k] = round3(Math.max(...order.map((s) => Number(s.trailer.summary[k] ?? 0))));
@@ -453,8 +453,6 @@ function mergeSummaries(command: ShardCommand, shards: Shard[], seen: { codes: s
     };
     if (same("workers")) out.workers = firstSummary.workers;
     else delete out.workers;
-    if (same("tokenizer_tuned")) out.tokenizer_tuned = firstSummary.tokenizer_tuned;
-    else delete out.tokenizer_tuned;
   }
   if (command === "verify") {
     let reused = 0;

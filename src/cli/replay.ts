@@ -11,7 +11,7 @@
  * line id), is parsed and replayed there by the same code (src/pool/work.ts), and the records
  * are written back in corpus order through a bounded reorder window: the output is identical.
  */
-import type { Deltatok, DeltatokStats } from "../api/deltatok.js";
+import type { Deltatok, DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../pool/work.js";
@@ -70,8 +70,10 @@ export interface ReplaySummary {
   drain?: DrainResult;
   /** Present when a signal stopped the run: how far it got (the totals above are of that prefix). */
   stopped?: StopReport;
-  /** In-process replays: whether the tokenizer tuning is active (Deltatok.tokenizerTuned). */
-  tokenizer_tuned?: boolean;
+  /** What encoded text: "deltatok" (its own encoder) or "fallback" (the library, for a component deltatok does not implement). */
+  tokenizer_engine?: "deltatok" | "fallback";
+  /** With the fallback: the component deltatok's encoder does not implement. */
+  tokenizer_unsupported?: string;
   /**
    * With workers: "longest-first" (a regular file: indexed first, costliest conversations
    * started first) or "corpus-order" (a FIFO or stdin, read as it comes).
@@ -168,10 +170,17 @@ export async function replayCorpus(
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const summary = tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
-  summary.tokenizer_tuned = dt.tokenizerTuned;
+  engineInto(summary, dt.tokenizerEngine);
   const stopped = stopReport(o.signal, lines, 0, bytes, total);
   if (stopped !== undefined) summary.stopped = stopped;
   return summary;
+}
+
+/** Puts what encoded text into a summary. */
+export function engineInto(summary: ReplaySummary, e: TokenizerEngineInfo | undefined): void {
+  if (e === undefined) return;
+  summary.tokenizer_engine = e.engine;
+  if (e.engine === "fallback") summary.tokenizer_unsupported = e.unsupported;
 }
 
 /** The summary of a run stopped before it read anything (a signal during startup). */
@@ -300,6 +309,7 @@ export async function replayCorpusPooled(
   progress.done();
   const stats = await pool.stats();
   const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
+  engineInto(summary, pool.workers[0]?.tokenizerEngine);
   summary.workers = pool.size;
   summary.schedule = "corpus-order";
   if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
@@ -332,7 +342,7 @@ export interface ScheduledReplayOptions extends ReplayOptions {
  * in-process replay's, record for record.
  */
 export async function replayCorpusScheduled(
-  pool: Pick<DeltatokPool, "size" | "runBatch" | "stats" | "options">,
+  pool: Pick<DeltatokPool, "size" | "runBatch" | "stats" | "options" | "workers">,
   path: string,
   o: ScheduledReplayOptions,
   emit: (r: ReplayRecord) => void | Promise<void>,
@@ -380,6 +390,7 @@ export async function replayCorpusScheduled(
   progress.done();
   const stats = await pool.stats();
   const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
+  engineInto(summary, pool.workers[0]?.tokenizerEngine);
   summary.workers = pool.size;
   summary.schedule = "longest-first";
   summary.workers_busy_s = run.busyMs.map((ms) => round3(ms / 1000));

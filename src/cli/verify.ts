@@ -31,13 +31,13 @@ export const STAGES: readonly Stage[] = ["render", "splice", "encoder", "unattri
 
 /**
  * The third stage's reference: the ids of a text (add_special_tokens=False) from an encoder the
- * engine's is checked against. The CLI's `--check-encoder` passes an untuned instance of the same
- * tokenizer; deltatok's own encoder is checked against a reference here.
+ * engine's is checked against. The CLI's `--check-encoder` passes the Rust tokenizers binding
+ * when it is installed, else @huggingface/tokenizers' stock pipeline (src/load/reference.ts).
  */
 export interface ReferenceEncoder {
   /** What the reference is (in the summary). */
   readonly name: string;
-  encode(text: string): ArrayLike<number>;
+  encode(text: string): ArrayLike<number> | Promise<ArrayLike<number>>;
 }
 
 export interface VerifyDifference {
@@ -140,6 +140,14 @@ function idsAt(id: string, index: number | "final", p: number, a: Uint32Array, b
 /** At most this many characters of each render from its first difference. */
 const EXCERPT = 80;
 
+async function attemptAsync<T>(f: () => T | Promise<T>): Promise<{ ok: T } | { error: string }> {
+  try {
+    return { ok: await f() };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 function attempt<T>(f: () => T): { ok: T } | { error: string } {
   try {
     return { ok: f() };
@@ -234,7 +242,7 @@ export async function verifyCorpus(
           } else if (ref !== undefined && seen.full !== null) {
             // the third stage: the engine's encoder against the reference, on the whole render
             const text = seen.full.join("");
-            const r = attempt(() => ref.encode(text));
+            const r = await attemptAsync(() => ref.encode(text));
             const q = "error" in r ? 0 : firstDiff(bIds, r.ok);
             if ("error" in r || q >= 0) {
               d = {

@@ -2,15 +2,15 @@
  * The loading layer: tokenizers (bundled, directory, tokenizer.json, hub cache), their chat
  * templates and special tokens, template selection, and `--date` parsing.
  *
- * Layer: load (imports `errors` only, plus @huggingface/tokenizers and xxhash-wasm).
+ * Layer: load (imports `errors` and `encoder`, plus xxhash-wasm; @huggingface/tokenizers only for the fallback).
  */
 
 export { BUNDLED_TOKENIZERS } from "./bundled.js";
 export { parseDate } from "./date.js";
 export { hubCacheDir } from "./hub-cache.js";
-export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer, untunedTokenizer } from "./load.js";
-export { BpeTablesUnsupported, bpeTablesBytes } from "./bpe-tables.js";
-export type { SharedTokenizer } from "./shared-core.js";
+export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer } from "./load.js";
+export { sharedTokenizerBytes, TablesUnsupported, type SharedTokenizer } from "./shared-core.js";
+export { referenceTokenizer, type ReferenceTokenizer } from "./reference.js";
 export { selectTemplate } from "./select.js";
 export { shownFile, tokenizerLabel } from "./display.js";
 export type {

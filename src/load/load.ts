@@ -4,9 +4,8 @@
  *
  * Caching: two bounded, process-wide levels, both checked against the files' size, mtime and
  * inode on every call so an edited file is reloaded.
- * - The heavy part (tokenizer.json parse + @huggingface/tokenizers build + identity hash: about
- *   0.35 s for Qwen3, 0.3 s DeepSeek-V3, 0.5 s Llama 3.1, 1.2 s Gemma 3, 0.9–1.2 s gpt-oss on a
- *   2-core machine) is keyed by the real directory, so `"qwen3"` and the path of its `models/`
+ * - The heavy part (tokenizer.json parse, the encoder's tables, identity hash) is keyed by the
+ *   real directory, so `"qwen3"` and the path of its `models/`
  *   directory share one tokenizer instance (file paths in its messages are the first loader's).
  * - The finished LoadedTokenizer is keyed by spec + directory + override, so repeated loads with
  *   the same arguments return the very same frozen object.
@@ -20,7 +19,6 @@ import { join, resolve as resolvePath } from "node:path";
 
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { ModuleResolver } from "./bundled.js";
-import { installExactPatterns } from "./exact-patterns.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
 import { parseJsonBytes, readBytes } from "./json-text.js";
@@ -207,28 +205,22 @@ async function loadCore(dir: string): Promise<Core> {
 
   const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
   const runtimeConfig = configForRuntime(config, resolved);
-  const tokenizer = buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
-  // Oniguruma's semantics for every pattern of the pipeline (DESIGN.md, "What 'exact' means")
-  const patterns = installExactPatterns(tokenizer, tokenizerJson);
-  if (!patterns.exact) {
-    const left = patterns.notes.filter((n) => n.includes("left to @huggingface/tokenizers")).join("; ");
-    process.emitWarning(`a tokenizer pattern runs with JavaScript semantics, ids may differ from the Rust tokenizers on some texts: ${left}`, {
-      code: "DELTATOK_PATTERN_INEXACT",
-    });
-  }
+  const built = await buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
   freezeTokenizerJson(tokenizerJson);
   const id = await tokenizerIdentity(tokenizerBytes, configBytes);
 
   return Object.freeze({
     id,
     file: tokenizerFile,
-    tokenizer,
+    tokenizer: built.encoder,
+    shared: built.shared,
     tokenizerJson,
-    patterns,
+    patterns: { exact: built.encoder.exact, notes: built.encoder.notes },
     runtimeConfig,
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
+    fromShared: false,
   });
 }
 
@@ -279,8 +271,8 @@ export async function loadTokenizerWith(
  * (src/load/shared-core.ts): the tokenizer `spec` resolves to, its BPE tables in
  * SharedArrayBuffers. Uses the cached core when there is one; otherwise loads it without caching
  * it, so the tables are all this thread keeps. Rejects with the coded errors of
- * {@link loadTokenizer}; throws BpeTablesUnsupported (not a DeltatokError) when the model has no
- * shared form.
+ * {@link loadTokenizer}; throws TablesUnsupported (not a DeltatokError) when the tokenizer has no
+ * shared form (the library fallback).
  */
 export async function shareTokenizer(spec: string, options?: LoadOptions): Promise<SharedTokenizer> {
   let core: Core;
@@ -372,18 +364,4 @@ async function loadResolved(
     };
     return Object.freeze(loaded);
   });
-}
-
-/**
- * A fresh, uncached runtime tokenizer of `loaded`'s files, built as a load builds it (the same
- * exact patterns installed) and never tuned (src/tokenize/encoder.ts tunes the cached instance in
- * place, once): the reference `deltatok verify --check-encoder` compares the engine's encoder
- * with (docs/DEBUGGING.md). Reads and parses tokenizer.json again.
- */
-export async function untunedTokenizer(loaded: LoadedTokenizer): Promise<LoadedTokenizer["tokenizer"]> {
-  try {
-    return (await loadCore(loaded.dir)).tokenizer;
-  } catch (e) {
-    throw toDeltatokError(e, "DT_INTERNAL");
-  }
 }

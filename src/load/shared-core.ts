@@ -1,25 +1,27 @@
 /**
- * A loaded tokenizer's heavy part in a form another thread can attach to: its tokenizer.json
- * without vocabulary and merges (small, structured-cloned), its config and templates, and the
- * BPE tables in SharedArrayBuffers (bpe-tables.ts). `shareCore` makes it once per core;
+ * A loaded tokenizer's heavy part in a form another thread can attach to: the encoder's shared
+ * form (tokenizer.json without vocabulary and merges, plus the BPE tables in SharedArrayBuffers:
+ * src/encoder/build.ts), the config and templates. `shareCore` makes it once per core;
  * `coreFromShared` rebuilds an equal core in a worker without reading or parsing tokenizer.json.
+ * A core on the library fallback has no shared form (`TablesUnsupported`): the caller then loads
+ * per thread, loudly.
  *
  * Layer: load.
  */
 
-import { Tokenizer } from "@huggingface/tokenizers";
-
+import { encoderFromShared, type SharedEncoder } from "../encoder/build.js";
+import { bpeTableBytes, BpeTables } from "../encoder/model/bpe-tables.js";
+import { scannerFor } from "../encoder/pretokenize/index.js";
+import type { Encoder } from "../encoder/types.js";
 import { DeltatokError } from "../errors.js";
-import { attachBpeTables, BpeTableView, BpeTablesUnsupported, buildBpeTables, checkBpeProbes, type BpeTables } from "./bpe-tables.js";
-import { installExactPatterns } from "./exact-patterns.js";
 import { deepFreeze } from "./frozen.js";
 import type { TemplateSet } from "./templates.js";
-import { buildTokenizer, freezeTokenizerJson } from "./tokenizer-json.js";
+import { freezeTokenizerJson } from "./tokenizer-json.js";
 import type { PatternReport, TokenizerJson } from "./types.js";
 
 /** What a worker needs to rebuild a loaded tokenizer's core. Plain data and SharedArrayBuffers. */
 export interface SharedTokenizer {
-  readonly format: "deltatok-shared-tokenizer/1";
+  readonly format: "deltatok-shared-tokenizer/2";
   /** The real tokenizer directory the core was loaded from. */
   readonly realDir: string;
   /** Identity of the tokenizer files (LoadedTokenizer.id). */
@@ -34,14 +36,16 @@ export interface SharedTokenizer {
   readonly config: Readonly<Record<string, unknown>>;
   readonly specialTokens: Readonly<Record<string, string | string[]>>;
   readonly configTemplates: TemplateSet;
-  readonly tables: BpeTables;
+  readonly encoder: SharedEncoder;
 }
 
 /** The heavy, template-independent part of a load (load.ts caches it per directory). */
 export interface Core {
   readonly id: string;
   readonly file: string;
-  readonly tokenizer: Tokenizer;
+  readonly tokenizer: Encoder;
+  /** The encoder's shareable form; null on the library fallback. */
+  readonly shared: SharedEncoder | null;
   readonly tokenizerJson: TokenizerJson;
   readonly patterns: PatternReport;
   readonly runtimeConfig: Readonly<Record<string, unknown>>;
@@ -49,27 +53,36 @@ export interface Core {
   readonly specialTokens: Readonly<Record<string, string | string[]>>;
   readonly configTemplates: TemplateSet;
   /** Set on a core rebuilt from shared tables. */
-  readonly tables?: BpeTableView;
+  readonly fromShared: boolean;
+}
+
+/** A core with no shared form; the reason says why. */
+export class TablesUnsupported extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "TablesUnsupported";
+  }
+}
+
+/** Bytes of the SharedArrayBuffers of a shared tokenizer. */
+export function sharedTokenizerBytes(s: SharedTokenizer): number {
+  return bpeTableBytes(s.encoder.tables);
 }
 
 const shares = new WeakMap<Core, SharedTokenizer>();
 
-/**
- * The shareable form of `core` (made once per core). Throws BpeTablesUnsupported when its model
- * cannot be described by the tables exactly; the caller then loads per thread.
- */
+/** The shareable form of `core` (made once per core). Throws TablesUnsupported on the library fallback. */
 export function shareCore(core: Core, realDir: string, key: string): SharedTokenizer {
   const known = shares.get(core);
   if (known !== undefined) return known;
-  if (core.tables !== undefined) throw new BpeTablesUnsupported("a core rebuilt from shared tables is shared already");
+  if (core.fromShared) throw new TablesUnsupported("a core rebuilt from shared tables is shared already");
+  if (core.shared === null) throw new TablesUnsupported(`the tokenizer runs on the library fallback (${core.tokenizer.unsupported ?? "?"})`);
   const json = core.tokenizerJson;
-  if (json.model.type !== "BPE") throw new BpeTablesUnsupported(`model.type ${json.model.type} has no shared form (BPE only)`);
-  const tables = buildBpeTables(core.tokenizer, json.model["vocab"]);
   const model: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(json.model)) if (k !== "vocab" && k !== "merges") model[k] = v;
   const skeleton = { ...json, model } as unknown as TokenizerJson;
   const s: SharedTokenizer = Object.freeze({
-    format: "deltatok-shared-tokenizer/1",
+    format: "deltatok-shared-tokenizer/2",
     realDir,
     id: core.id,
     key,
@@ -79,7 +92,7 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
     config: core.config,
     specialTokens: core.specialTokens,
     configTemplates: core.configTemplates,
-    tables,
+    encoder: core.shared,
   });
   shares.set(core, s);
   return s;
@@ -87,19 +100,19 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
 
 /**
  * `model.vocab` and `model.merges` of a rebuilt core's tokenizerJson: made from the tables on first
- * read (nothing in deltatok's encode path reads them), equal to what tokenizer.json listed (ids
- * by token; merges in rank order, in the file's format).
+ * read (the encode path never reads them), equal to what tokenizer.json listed (ids by token;
+ * merges in rank order, in the file's format; a pair listed twice appears once, at its last rank).
  */
-function lazyModel(skeletonModel: Record<string, unknown>, view: BpeTableView): Record<string, unknown> {
+function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): Record<string, unknown> {
   const model: Record<string, unknown> = { ...skeletonModel };
   let vocab: Record<string, number> | undefined;
-  let merges: readonly unknown[] | undefined;
+  let merges: ReadonlyArray<unknown> | undefined;
   Object.defineProperty(model, "vocab", {
     enumerable: true,
     get() {
       if (vocab === undefined) {
         const v: Record<string, number> = {};
-        for (let id = 0; id < view.vocabLength; id++) if (view.inModelVocab(id)) v[view.tokenOf(id) as string] = id;
+        for (const [t, id] of tables.entries()) v[t] = id;
         vocab = Object.freeze(v);
       }
       return vocab;
@@ -109,14 +122,15 @@ function lazyModel(skeletonModel: Record<string, unknown>, view: BpeTableView): 
     enumerable: true,
     get() {
       if (merges === undefined) {
-        const pairs = view.tables.mergeFormat === "pairs";
-        merges = Object.freeze(
-          view.mergeList().map(([a, b]) => {
-            const l = view.tokenOf(a) as string;
-            const r = view.tokenOf(b) as string;
-            return pairs ? Object.freeze([l, r]) : `${l} ${r}`;
-          }),
-        );
+        const list: Array<[number, string, string]> = [];
+        const p = tables.pairs;
+        for (let k = 0; k < p.length; k += 4) {
+          if ((p[k] as number) < 0) continue;
+          list.push([p[k + 2] as number, tables.tokenOf(p[k] as number) as string, tables.tokenOf(p[k + 1] as number) as string]);
+        }
+        list.sort((a, b) => a[0] - b[0]);
+        const strings = tables.buffers.mergeFormat === "strings";
+        merges = Object.freeze(list.map(([, a, b]) => (strings ? `${a} ${b}` : Object.freeze([a, b] as const))));
       }
       return merges;
     },
@@ -124,38 +138,28 @@ function lazyModel(skeletonModel: Record<string, unknown>, view: BpeTableView): 
   return model;
 }
 
-/** Rebuilds the core `s` describes: the runtime tokenizer over the shared tables, checked by the probes. */
+/** Rebuilds the core `s` describes: the encoder over the shared tables. */
 export function coreFromShared(s: SharedTokenizer): Core {
-  if (s === null || typeof s !== "object" || s.format !== "deltatok-shared-tokenizer/1") {
+  if (s === null || typeof s !== "object" || s.format !== "deltatok-shared-tokenizer/2") {
     throw new DeltatokError("DT_INTERNAL", "shared tokenizer tables of an unknown format");
   }
   try {
+    const encoder = encoderFromShared(s.encoder, { scannerFor });
     const sk = s.skeleton;
-    // the runtime builds its Maps from these: empty, then the tables stand in for them
-    const buildJson = { ...sk, model: { ...sk.model, vocab: {}, merges: [] } } as unknown as TokenizerJson;
-    const tokenizer = buildTokenizer(buildJson, { ...s.runtimeConfig }, s.file);
-    const view = attachBpeTables(tokenizer, s.tables, sk.model["unk_token"]);
-    const patterns = installExactPatterns(tokenizer, sk);
-    if (!patterns.exact) {
-      const left = patterns.notes.filter((n) => n.includes("left to @huggingface/tokenizers")).join("; ");
-      process.emitWarning(`a tokenizer pattern runs with JavaScript semantics, ids may differ from the Rust tokenizers on some texts: ${left}`, {
-        code: "DELTATOK_PATTERN_INEXACT",
-      });
-    }
-    checkBpeProbes(tokenizer, s.tables);
-    const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, view) } as unknown as TokenizerJson;
+    const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables) } as unknown as TokenizerJson;
     freezeTokenizerJson(tokenizerJson);
     return Object.freeze({
       id: s.id,
       file: s.file,
-      tokenizer,
+      tokenizer: encoder,
+      shared: s.encoder,
       tokenizerJson,
-      patterns,
+      patterns: { exact: encoder.exact, notes: encoder.notes },
       runtimeConfig: s.runtimeConfig,
       config: deepFreeze(s.config),
       specialTokens: deepFreeze(s.specialTokens),
       configTemplates: s.configTemplates,
-      tables: view,
+      fromShared: true,
     });
   } catch (e) {
     if (e instanceof DeltatokError) throw e;

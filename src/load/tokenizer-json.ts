@@ -1,12 +1,14 @@
 /**
- * Checking a parsed tokenizer.json and building the runtime tokenizer from it.
+ * Checking a parsed tokenizer.json and building its encoder.
  *
  * Layer: load.
  */
 
-import { Tokenizer } from "@huggingface/tokenizers";
-
+import { buildEncoder, EncoderBuildError, type EncoderBuild, type EncoderJson, type SharedEncoder } from "../encoder/build.js";
+import { scannerFor } from "../encoder/pretokenize/index.js";
+import type { Encoder } from "../encoder/types.js";
 import { DeltatokError } from "../errors.js";
+import { libraryEncoder } from "./fallback.js";
 import type { AddedTokenJson, TokenizerComponentJson, TokenizerJson, TokenizerModelJson } from "./types.js";
 
 /** Model types the runtime tokenizer implements (WordLevel through its vocabulary-lookup model). */
@@ -96,23 +98,34 @@ export function checkTokenizerJson(parsed: unknown, file: string): TokenizerJson
   return out as unknown as TokenizerJson;
 }
 
-/** Builds the @huggingface/tokenizers instance; its failures become DT_TOKENIZER_INVALID. */
-export function buildTokenizer(json: TokenizerJson, runtimeConfig: Record<string, unknown>, file: string): Tokenizer {
-  // The runtime's vocabulary-lookup model takes its unknown token from the config; WordLevel
+/** A built tokenizer: deltatok's encoder with its shareable form, or the library fallback (not shareable). */
+export interface BuiltTokenizer {
+  readonly encoder: Encoder;
+  readonly shared: SharedEncoder | null;
+}
+
+/**
+ * Builds the encoder of a checked tokenizer.json: deltatok's own, or — for a component it does
+ * not implement — the library's stock pipeline (src/load/fallback.ts, loudly). What the Rust crate
+ * refuses to build is DT_TOKENIZER_INVALID.
+ */
+export async function buildTokenizer(json: TokenizerJson, runtimeConfig: Record<string, unknown>, file: string): Promise<BuiltTokenizer> {
+  let built: EncoderBuild;
+  try {
+    built = buildEncoder(json as unknown as EncoderJson, { scannerFor });
+  } catch (e) {
+    if (e instanceof EncoderBuildError) throw invalid(file, e.message, e.path);
+    throw e;
+  }
+  if (built.ok) return { encoder: built.encoder, shared: built.shared };
+  // The library's vocabulary-lookup model takes its unknown token from the config; WordLevel
   // keeps it in the model.
   let config = runtimeConfig;
   const unk = json.model["unk_token"];
   if (json.model.type === "WordLevel" && typeof unk === "string" && typeof config["unk_token"] !== "string") {
     config = { ...config, unk_token: unk };
   }
-  try {
-    return new Tokenizer(json, config);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new DeltatokError("DT_TOKENIZER_INVALID", `${file}: @huggingface/tokenizers rejects it: ${why}`, {
-      cause: e,
-    });
-  }
+  return { encoder: await libraryEncoder(json, config, built.unsupported, file), shared: null };
 }
 
 /**

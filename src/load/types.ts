@@ -1,10 +1,10 @@
 /**
  * Public types of the loading layer.
  *
- * Layer: load. Imports only `@huggingface/tokenizers` types.
+ * Layer: load.
  */
 
-import type { Tokenizer } from "@huggingface/tokenizers";
+import type { Encoder } from "../encoder/types.js";
 
 /** Options of {@link loadTokenizer}. */
 export interface LoadOptions {
@@ -88,13 +88,12 @@ export interface TokenizerJson {
   readonly model: TokenizerModelJson;
 }
 
-/** How the patterns of a loaded tokenizer run (src/load/exact-patterns.ts). */
+/** How the patterns of a loaded tokenizer run. */
 export interface PatternReport {
   /**
-   * True when every pattern-driven component (ByteLevel with `use_regex`, Split, Replace,
-   * Whitespace, WhitespaceSplit) runs with the Rust crate's semantics and no component known to
-   * differ from it is present; false when one was left to @huggingface/tokenizers (see `notes`),
-   * whose ids may then differ on some texts.
+   * True when every pattern-driven component runs with the Rust crate's semantics (deltatok's
+   * encoder: a scanner or the Oniguruma translation); false on the library fallback, whose ids
+   * may differ on some texts (see `notes`).
    */
   readonly exact: boolean;
   /** One line per pattern-driven component: where it is, and what runs it. */
@@ -116,14 +115,14 @@ export interface LoadedTokenizer {
    * the same files give the same id. Templates and special_tokens_map.json are not part of it.
    */
   readonly id: string;
-  /** The @huggingface/tokenizers instance. */
-  readonly tokenizer: Tokenizer;
+  /** The encoder: deltatok's own, or the library fallback (`tokenizer.engine`). */
+  readonly tokenizer: Encoder;
   /** Parsed tokenizer.json (the object the tokenizer was built from). */
   readonly tokenizerJson: TokenizerJson;
   /**
-   * Whether every pattern of the pipeline (ByteLevel's, Split's, Replace's, Whitespace's) runs
-   * with the Rust crate's Oniguruma semantics, and a note per component (src/load/exact-patterns.ts).
-   * When `exact` is false a `DELTATOK_PATTERN_INEXACT` warning was emitted at load.
+   * Whether every pattern of the pipeline runs with the Rust crate's semantics, and what runs
+   * each (a note per component). `exact` is false only on the library fallback, announced by a
+   * `DELTATOK_TOKENIZER_FALLBACK` warning at load.
    */
   readonly patterns: PatternReport;
   /** Parsed tokenizer_config.json (`{}` when the directory has none). */

@@ -7,7 +7,7 @@
 import type { ErrorRecord } from "../errors.js";
 import type { SharedTokenizer } from "../load/index.js";
 import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
-import type { DeltatokStats } from "../api/deltatok.js";
+import type { DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
 import type { FallbackReason, Outcome } from "../engine/engine.js";
 import type { Trajectory } from "../api/trajectory.js";
 import type { Rollout } from "../api/rollout.js";
@@ -120,6 +120,8 @@ export interface WorkerInfo {
   warmupMs: number;
   /** "shared": attached to the pool's shared tables; "own": loaded tokenizer.json itself. */
   tables: "shared" | "own";
+  /** What encodes text in this worker (Deltatok.tokenizerEngine). */
+  tokenizerEngine: TokenizerEngineInfo;
 }
 
 /** A worker isolate's V8 heap. */

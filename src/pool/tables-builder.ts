@@ -6,13 +6,13 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { toDeltatokError } from "../errors.js";
-import { BpeTablesUnsupported, shareTokenizer } from "../load/index.js";
+import { shareTokenizer, TablesUnsupported } from "../load/index.js";
 
 const spec = (workerData as { spec: string }).spec;
 try {
   const shared = await shareTokenizer(spec);
   parentPort?.postMessage({ ok: true, shared });
 } catch (e) {
-  if (e instanceof BpeTablesUnsupported) parentPort?.postMessage({ ok: false, unsupported: e.message });
+  if (e instanceof TablesUnsupported) parentPort?.postMessage({ ok: false, unsupported: e.message });
   else parentPort?.postMessage({ ok: false, error: toDeltatokError(e).toJSON() });
 }

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { DeltatokError, toDeltatokError, type ErrorCode, type ErrorRecord } from "../errors.js";
-import { bpeTablesBytes, type SharedTokenizer } from "../load/index.js";
+import { sharedTokenizerBytes, type SharedTokenizer } from "../load/index.js";
 
 /** What the pool's workers load from. */
 export interface WorkerTables {
@@ -62,7 +62,7 @@ export async function tablesForWorkers(spec: string, share: boolean): Promise<Wo
   } catch (e) {
     reply = { ok: false, error: toDeltatokError(e, "DT_INTERNAL").toJSON() };
   }
-  if (reply.ok) return { shared: reply.shared, bytes: bpeTablesBytes(reply.shared.tables) };
+  if (reply.ok) return { shared: reply.shared, bytes: sharedTokenizerBytes(reply.shared) };
   if ("unsupported" in reply) {
     process.emitWarning(`tokenizer ${spec}: each worker loads its own tables (${reply.unsupported})`, { code: "DELTATOK_TABLES_UNSHARED" });
     return { shared: null, bytes: 0, unshared: reply.unsupported };

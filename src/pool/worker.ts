@@ -58,7 +58,7 @@ async function start(d: WorkerData): Promise<State> {
     }
     const warmupMs = performance.now() - t1;
     const tid = linuxTid();
-    const info: WorkerInfo = { slot: d.slot, threadId, tid, cpu: null, loadMs, warmupMs, tables: d.shared === null ? "own" : "shared" };
+    const info: WorkerInfo = { slot: d.slot, threadId, tid, cpu: null, loadMs, warmupMs, tables: d.shared === null ? "own" : "shared", tokenizerEngine: dt.tokenizerEngine };
     if (d.cpu !== null) {
       const err = pin(tid, d.cpu);
       if (err === undefined) info.cpu = d.cpu;

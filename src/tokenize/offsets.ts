@@ -1,6 +1,6 @@
 /**
- * Where each token of an encoded text came from: [start, end) UTF-16 offsets into the text.
- * @huggingface/tokenizers returns no offsets, so they are rebuilt from the ids:
+ * Where each token of an encoded text came from: [start, end) UTF-16 offsets into the text,
+ * rebuilt from the ids:
  *
  * 1. The text is cut into sections at raw added tokens exactly as the tokenizer cuts it
  *    (leftmost-longest); an added-token section is one token covering its own text.
@@ -18,11 +18,11 @@
  * or flag this module does not model), the section's tokens get proportional offsets and the
  * result says `exact: false` — counted, never silent.
  */
-import type { Tokenizer } from "@huggingface/tokenizers";
+import type { Encoder } from "../encoder/types.js";
 import { AddedTokenScanner, type AddedTokenSpec } from "./added-tokens.js";
 
 export interface OffsetSource {
-  tokenizer: Tokenizer;
+  tokenizer: Encoder;
   tokenizerJson: {
     added_tokens: readonly AddedTokenSpec[];
     normalizer?: unknown;
@@ -57,7 +57,7 @@ const utf8 = new TextEncoder();
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 export class OffsetMapper {
-  readonly #tok: Tokenizer;
+  readonly #tok: Encoder;
   readonly #byteLevel: boolean;
   readonly #byteFallback: boolean;
   readonly #addedContent = new Map<number, string>();
@@ -77,8 +77,8 @@ export class OffsetMapper {
       j.added_tokens.map((t) => ({ ...t, special: true, lstrip: false, rstrip: false, single_word: false })),
       hasNormalizer,
     );
-    const n = (this.#tok as unknown as { normalizer: ((s: string) => string) | null }).normalizer;
-    this.#normalize = typeof n === "function" ? (s) => n(s) : null;
+    const tok = this.#tok;
+    this.#normalize = hasNormalizer ? (s) => tok.normalize(s) : null;
   }
 
   /** Bytes of normalized text a (non-raw-added) token stands for. */
@@ -86,7 +86,7 @@ export class OffsetMapper {
     const cached = this.#lenCache.get(id);
     if (cached !== undefined) return cached;
     const added = this.#addedContent.get(id);
-    const s = added ?? this.#tok.id_to_token(id) ?? "";
+    const s = added ?? this.#tok.idToToken(id) ?? "";
     let n: number;
     if (added !== undefined) n = utf8.encode(added).length;
     else if (this.#byteLevel) n = s.length;

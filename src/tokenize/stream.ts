@@ -30,9 +30,11 @@
  *
  * Layer: tokenize.
  */
+import { Pipeline } from "../encoder/pipeline.js";
 import { DeltatokError } from "../errors.js";
 import { U32List, type EncoderSource, type TokenEncoder } from "./encoder.js";
-import { SPACE_MARK, spaceMarkPredecessors } from "./space-mark.js";
+
+const SPACE_MARK = 0x2581; // "▁"
 
 /** How a tokenizer's stream is cut. */
 export interface StreamRule {
@@ -43,9 +45,8 @@ export interface StreamRule {
   /** Whether a cut lies between units `prev` and `next`. */
   isCut(prev: number, next: number): boolean;
   /**
-   * Byte-level tokenizers only: the token strings of a text (the tokenizer's own `encode_text`,
-   * whose length is the count) and how many UTF-8 bytes of input each stands for, so one encode
-   * can be split at a cut (see TextStream#recount). Null when not available.
+   * Byte-level tokenizers only: the ids of a text and how many UTF-8 bytes of input each stands
+   * for, so one encode can be split at a cut (see TextStream#recount). Null when not available.
    */
   readonly split: TokenSplitter | null;
   /** Tokens of pieces between cuts seen before, behind their anchors (null in "whole" mode). */
@@ -98,13 +99,11 @@ function slotOf(w: string, from: number, to: number): number {
   return (h ^ (h >>> 16)) & (PIECE_MEMO_SLOTS - 1);
 }
 
-/** Token strings of a byte-level tokenizer, with the input bytes each covers. */
+/** Ids of a byte-level tokenizer's encode, with the input bytes each covers. */
 export interface TokenSplitter {
-  tokens(text: string): string[];
-  /** UTF-8 bytes of input `token` stands for; -1 when that is ambiguous. */
-  bytesOf(token: string): number;
-  /** Id of a token string (as the tokenizer's `encode` maps it). */
-  idOf(token: string): number;
+  ids(text: string): U32List;
+  /** UTF-8 bytes of input the token `id` stands for; -1 when that is ambiguous. */
+  bytesOf(id: number): number;
   /**
    * The tokenizer's normalizer form (NFC / NFKC), or null when it has none. With a form, the text
    * before a cut is split this way only when that form leaves it unchanged (ASCII always is).
@@ -149,17 +148,6 @@ function whole(reason: string): StreamRule {
   return { mode: "whole", reason, isCut: () => false, split: null, memo: null };
 }
 
-/** The characters of ByteLevel's byte alphabet (GPT-2's printable stand-ins for the 256 bytes). */
-function byteAlphabet(): Set<number> {
-  const out = new Set<number>();
-  let extra = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-    out.add(printable ? b : 256 + extra++);
-  }
-  return out;
-}
-
 /** UTF-8 length of s[from, to). */
 const utf8LengthOf = (s: string, from: number, to: number): number => {
   let n = 0;
@@ -175,39 +163,16 @@ const utf8LengthOf = (s: string, from: number, to: number): number => {
   return n;
 };
 
-const utf8Length = (s: string): number => utf8LengthOf(s, 0, s.length);
-
-/**
- * The byte-level splitter of @huggingface/tokenizers' Tokenizer: `encode_text` (what `encode`
- * returns as `tokens` without special tokens), `added_tokens_map`, `model.tokens_to_ids`. A model
- * token string is one alphabet character per input byte; an added token stands for its content.
- * A string that could be either, with different byte counts, is ambiguous (-1).
- */
-function byteLevelSplitter(tok: Json, normalForm: "NFC" | "NFKC" | null): TokenSplitter | null {
-  const encodeText = tok.encode_text;
-  const added = tok.added_tokens_map;
-  const model = tok.model as Json | undefined;
-  const vocab = model?.tokens_to_ids;
-  if (typeof encodeText !== "function" || !(added instanceof Map) || !(vocab instanceof Map)) return null;
-  const unk = typeof model?.unk_token_id === "number" ? model.unk_token_id : undefined;
-  const alphabet = byteAlphabet();
-  const inAlphabet = (t: string): boolean => {
-    for (let i = 0; i < t.length; i++) if (!alphabet.has(t.charCodeAt(i))) return false;
-    return true;
-  };
+/** The byte-level splitter of deltatok's encoder: one encode's ids and the input bytes of each. */
+function byteLevelSplitter(enc: Pipeline, normalForm: "NFC" | "NFKC" | null): TokenSplitter {
+  const out = new U32List(256);
   return {
-    tokens: (text) => encodeText.call(tok, text) as string[],
-    bytesOf: (t) => {
-      if (!added.has(t)) return t.length;
-      const asAdded = utf8Length(t);
-      return inAlphabet(t) && asAdded !== t.length ? -1 : asAdded;
+    ids: (text) => {
+      out.clear();
+      enc.encodeInto(text, out);
+      return out;
     },
-    idOf: (t) => {
-      const a = added.get(t) as { id?: unknown } | undefined;
-      const id = typeof a?.id === "number" ? a.id : (vocab.get(t) as number | undefined) ?? unk;
-      if (id === undefined) throw new DeltatokError("DT_TOKENIZE_FAILED", `token ${JSON.stringify(t)} has no id`);
-      return id;
-    },
+    bytesOf: (id) => enc.inputBytesOf(id),
     normalForm,
   };
 }
@@ -269,10 +234,10 @@ export function streamRuleFor(source: EncoderSource): StreamRule {
 
 function deriveRule(source: EncoderSource): StreamRule {
   const json = source.tokenizerJson as unknown as Json;
-  const tok = source.tokenizer as unknown as Json;
+  const enc = source.tokenizer;
+  if (!(enc instanceof Pipeline)) return whole("the tokenizer runs on the library fallback");
   const added = (json.added_tokens as Json[] | undefined) ?? [];
   if (added.some((t) => t.lstrip === true || t.rstrip === true || t.single_word === true)) return whole("an added token strips or matches single words");
-  if (tok.remove_space === true || tok.do_lowercase_and_remove_accent === true) return whole("the tokenizer config rewrites spaces or case");
   const model = json.model as Json;
   if (model.type !== "BPE") return whole(`model ${String(model.type)}`);
   if ((model.dropout !== null && model.dropout !== undefined) || model.continuing_subword_prefix || model.end_of_word_suffix) {
@@ -293,9 +258,10 @@ function deriveRule(source: EncoderSource): StreamRule {
       (pre.type === "Split" && (pre.pattern as Json | undefined)?.String === " " && pre.behavior === "MergedWithPrevious" && pre.invert === false);
     if (!preOk) return whole("a pre-tokenizer after the SentencePiece normalizer");
     if (added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
-    const known = spaceMarkPredecessors(tok.model as Json | undefined);
-    if (known === null) return whole("the BPE model's tables are not readable");
-    const before = new Set(known);
+    const table = enc.model.tables.spacePredecessors;
+    if (table === null) return whole("the BPE model merges byte-fallback pieces");
+    const before = new Set<number>();
+    for (let u = 0; u < table.length; u++) if (table[u] === 1) before.add(u);
     // A piece after an added token starts a new section (Llama 2's Prepend "▁" applies there):
     // never cut right after a unit an added token can end with, so the anchor is never one.
     for (const t of added) {
@@ -320,7 +286,7 @@ function deriveRule(source: EncoderSource): StreamRule {
   return {
     mode: "regex",
     reason: "",
-    split: byteLevelSplitter(tok, identity ? null : (normalizer.type as "NFC" | "NFKC")),
+    split: enc.byteLevel ? byteLevelSplitter(enc, identity ? null : (normalizer.type as "NFC" | "NFKC")) : null,
     isCut: (prev, next) => {
       const cut = ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
       return cut && !pairs.has(prev * 65536 + next);
@@ -722,9 +688,9 @@ export class TextStream {
       const left = w.slice(start - wBase, (bounds[last] as number) - wBase);
       if (!/^[\x00-\x7f]*$/.test(left) && left.normalize(split.normalForm) !== left) return null;
     }
-    let tokens: string[];
+    let tokens: U32List;
     try {
-      tokens = split.tokens(w.slice(start - wBase, (bounds[last + 1] as number) - wBase));
+      tokens = split.ids(w.slice(start - wBase, (bounds[last + 1] as number) - wBase));
     } catch (e) {
       throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
     }
@@ -740,7 +706,7 @@ export class TextStream {
       target += utf8LengthOf(w, pos - wBase, b - wBase);
       pos = b;
       while (i < tokens.length && bytes < target) {
-        const n = split.bytesOf(tokens[i] as string);
+        const n = split.bytesOf(tokens.data[i] as number);
         if (n < 0) return null;
         bytes += n;
         i++;
@@ -757,7 +723,7 @@ export class TextStream {
       if (!this.#limits.ids) out[k] = { count: b - a, ids: null };
       else {
         const ids = new Array<number>(b - a);
-        for (let t = a; t < b; t++) ids[t - a] = split.idOf(tokens[t] as string);
+        for (let t = a; t < b; t++) ids[t - a] = tokens.data[t] as number;
         out[k] = { count: b - a, ids };
       }
     }

@@ -71,3 +71,9 @@ export function rustTokenizerFile(path: string): RustTokenizer {
 export async function rustIds(t: RustTokenizer, text: string): Promise<number[]> {
   return (await t.encode(text, null, { addSpecialTokens: false })).getIds();
 }
+
+/** Rust's pre-tokenizer of the given tokenizer.json component: text → the pieces' [start, end) code point offsets. */
+export function rustPreTokenizerOffsets(component: unknown): (text: string) => Array<[number, number]> {
+  const pre = bare(null, component).getPreTokenizer() as RustPreTokenizer;
+  return (text) => pre.preTokenizeString(text).map((p) => p[1]);
+}

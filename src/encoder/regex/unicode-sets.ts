@@ -91,7 +91,7 @@ export function isAscii(a: CodePointSet): boolean {
 
 // ---- the tables ---------------------------------------------------------------------------------
 
-function decodeRanges(encoded: string): CodePointSet {
+export function decodeRanges(encoded: string): CodePointSet {
   const out: number[] = [];
   if (encoded === "") return out;
   const nums = encoded.split(",");
