@@ -88,7 +88,24 @@ export class AddedTokenScanner {
     }
     this.maxTokenLength = maxLen;
     this.boundaryTokenCount = boundaries;
+    // the start every raw token shares ("<" for most chat tokenizers): scan jumps to it with indexOf
+    let prefix: string | null = null;
+    for (const c of this.#contentById.values()) {
+      if (prefix === null) prefix = c;
+      else {
+        let k = 0;
+        while (k < prefix.length && k < c.length && prefix.charCodeAt(k) === c.charCodeAt(k)) k++;
+        prefix = prefix.slice(0, k);
+      }
+    }
+    if (prefix !== null && prefix.length > 0) {
+      const last = prefix.charCodeAt(prefix.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
+    }
+    this.#prefix = prefix ?? "";
   }
+
+  readonly #prefix: string;
 
   /**
    * Whether the scan's decision at position `i` of `text` (the longest raw token starting there,
@@ -123,9 +140,14 @@ export class AddedTokenScanner {
     const out: BoundaryMatch[] = [];
     const first = this.#firstUnits;
     const root = this.#root;
+    const prefix = this.#prefix;
     let i = from;
     while (i < to) {
-      if (first[text.charCodeAt(i)] === 0) {
+      if (prefix.length > 0) {
+        const k = text.indexOf(prefix, i);
+        if (k < 0 || k >= to) break;
+        i = k;
+      } else if (first[text.charCodeAt(i)] === 0) {
         i++;
         continue;
       }

@@ -66,10 +66,16 @@ const FIRST_UNKNOWN = UNKNOWN_TO_RUST[0] ?? 0x110000;
  * by this Node in the stretches between such characters.
  */
 function unicodeNormalize(s: string, form: "NFC" | "NFD" | "NFKC" | "NFKD"): string {
+  // below this every form is the identity: ASCII for all four, and for NFC everything before the
+  // first combining mark (U+0300; the precomposed Latin-1 letters are already composed)
+  const plain = form === "NFC" ? 0x300 : 0x80;
   let from = 0;
   let out = "";
+  let changes = false;
   for (let i = 0; i < s.length; i++) {
     const u = s.charCodeAt(i);
+    if (u < plain) continue;
+    changes = true;
     if (u < FIRST_UNKNOWN) continue;
     const cp = s.codePointAt(i) as number;
     const w = cp > 0xffff ? 2 : 1;
@@ -79,6 +85,7 @@ function unicodeNormalize(s: string, form: "NFC" | "NFD" | "NFKC" | "NFKD"): str
     }
     i += w - 1;
   }
+  if (!changes) return s;
   return from === 0 ? s.normalize(form) : out + s.slice(from).normalize(form);
 }
 
