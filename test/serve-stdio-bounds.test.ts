@@ -14,6 +14,7 @@ import { InProcessBackend } from "../src/serve/in-process.js";
 import { serve } from "../src/serve/server.js";
 import { MAX_REQUEST_BYTES } from "../src/serve/protocol.js";
 import { LineSplitter, skimId, type LineEvent } from "../src/serve/lines.js";
+import { WireId } from "../src/serve/wire-id.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 import { GatedBackend, until } from "./helpers/serve.js";
 
@@ -74,14 +75,14 @@ test("skimId reads the id only from a line that starts with it", () => {
     ['{"id": 7, "method"', 7],
     [' { "id" : "a\\"b" ,', 'a"b'],
     ['{"id":null}', null],
-    ['{"id": -1.5e3}', -1500],
+    ['{"id": -1.5e3}', new WireId("-1.5e3")],
     ['{"method": "x", "id": 7}', null],
     ['{"id": [1]}', null],
     ['{"id": 12', null], // cut off: the id might go on
     ['{"id": "unterminated', null],
     ["[1]", null],
   ];
-  for (const [s, want] of cases) assert.equal(skimId(Buffer.from(s)), want, s);
+  for (const [s, want] of cases) assert.deepEqual(skimId(Buffer.from(s)), want, s);
 });
 
 async function pipeServer(maxRequestBytes?: number) {

@@ -20,6 +20,7 @@ import { parseRequestLine } from "./request-json.js";
 import { dispatch, parseEnvelope, EnvelopeError, type Backend, type Response } from "./protocol.js";
 import { buildGuard, checkHeaders, type Guard } from "./guard.js";
 import { decodeUtf8, skimId } from "./lines.js";
+import { keepIdText, responseText } from "./wire-id.js";
 
 export interface HttpTransportOptions {
   backend: Backend;
@@ -93,7 +94,7 @@ function errorBody(code: ErrorCode, message: string, id: unknown = null): Respon
 
 /** A complete HTTP response for a socket that has no ServerResponse to write with. */
 function rawResponse(status: number, body: Response): string {
-  const text = JSON.stringify(body);
+  const text = responseText(body);
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json; charset=utf-8\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`
@@ -189,7 +190,7 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
       faults.unanswerable++;
       return;
     }
-    const text = JSON.stringify(body);
+    const text = responseText(body);
     const h: Record<string, string | number> = {
       "content-type": "application/json; charset=utf-8",
       "content-length": Buffer.byteLength(text),
@@ -285,6 +286,7 @@ export async function startHttp(o: HttpTransportOptions): Promise<HttpTransport>
     } catch (e) {
       return refuse(req, res, 400, "DT_INVALID_JSON", `body is not valid JSON: ${(e as Error).message}`);
     }
+    if (v1 === null) keepIdText(text, v);
     let env;
     try {
       env = v1 !== null ? parseEnvelope({ id: null, method: v1[1], params: v }) : parseEnvelope(v);

@@ -10,6 +10,7 @@
  * request id when the line starts with one.
  */
 import { isUtf8 } from "node:buffer";
+import { wireIdOf } from "./wire-id.js";
 
 export type LineEvent =
   /** A complete line (without its "\n" and a "\r" before it). */
@@ -167,7 +168,10 @@ export function skimId(head: Buffer): unknown {
   const raw = head.subarray(start, end);
   if (!isUtf8(raw)) return null;
   try {
-    const v = JSON.parse(raw.toString("utf8")) as unknown;
+    const text = raw.toString("utf8");
+    const v = JSON.parse(text) as unknown;
+    // a number that would print differently (1.50, 1e2, -0, past 2^53) keeps its text
+    if (typeof v === "number" && String(v) !== text) return wireIdOf(text);
     return typeof v === "object" ? null : v;
   } catch {
     return null;

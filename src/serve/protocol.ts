@@ -3,6 +3,8 @@
  *
  * Request:  {"id": <any JSON>, "method": "<name>", "params": {...}}
  * Response: {"id": <same>, "result": {...}}  or  {"id": <same>, "error": {"code", "message", "path"?}}
+ * A number id is answered with the very text it was sent as (`9007199254740993`, `1.50`, `1e2`;
+ * src/serve/wire-id.ts).
  *
  * Methods (params → result):
  * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
@@ -85,6 +87,7 @@ import type { DecodeOptions } from "../api/vocabulary.js";
 import { parseRequestLine } from "./request-json.js";
 import { eachMember, endOfValue } from "../pool/skim.js";
 import { COUNTER_METHODS, counterCall, type CounterMethod } from "./counters.js";
+import { keepIdText, wireIdOf } from "./wire-id.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
 export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS];
@@ -307,7 +310,7 @@ function skimEnvelope(line: string): { id: unknown; method: RawMethod; paramsRaw
   const followed = eachMember(line, 0, (m) => {
     const raw = line.slice(m.start, m.end);
     try {
-      if (m.key === "id") id = JSON.parse(raw) as unknown;
+      if (m.key === "id") id = wireIdOf(raw) ?? (JSON.parse(raw) as unknown);
       else if (m.key === "method") method = JSON.parse(raw) as unknown;
       else if (m.key === "params") paramsRaw = raw;
       else ok = false;
@@ -341,6 +344,7 @@ export async function handleLine(backend: Backend, line: string): Promise<Respon
   } catch (e) {
     return { id: null, error: new DeltatokError("DT_INVALID_JSON", `request is not valid JSON: ${(e as Error).message}`).toJSON() };
   }
+  keepIdText(line, v);
   let env: Envelope;
   try {
     env = parseEnvelope(v);

@@ -8,6 +8,7 @@ import type { Readable, Writable } from "node:stream";
 import { DeltatokError, type ErrorCode } from "../errors.js";
 import type { Response } from "./protocol.js";
 import { LineSplitter, decodeUtf8, isBlank, skimId, type LineEvent } from "./lines.js";
+import { responseText } from "./wire-id.js";
 
 export interface StdioTransportOptions {
   input: Readable;
@@ -74,7 +75,7 @@ export function serveStdio(o: StdioTransportOptions): StdioTransport {
     o.onAnswered();
     if (dead) return;
     if (pending === "") queueMicrotask(flush);
-    pending += JSON.stringify(r) + "\n";
+    pending += responseText(r) + "\n";
   };
 
   const fail = (id: unknown, code: ErrorCode, message: string) => write({ id, error: new DeltatokError(code, message).toJSON() });
