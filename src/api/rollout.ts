@@ -27,6 +27,7 @@
  * same rollout, which the property tests check.
  */
 import { DeltatokError } from "../errors.js";
+import { PyFloat } from "../json/index.js";
 
 /** One assistant turn inside a sequence. */
 export interface RolloutTurn {
@@ -46,8 +47,11 @@ export interface RolloutSequence {
   ids: Uint32Array;
   /** Token ranges [start, end) with mask 1 (the completions). */
   mask: Array<[number, number]>;
-  /** Per token: the sampled logprob, NaN where none (prompt tokens, completions without logprobs). null when no turn carried logprobs. */
-  logprobs: Float32Array | null;
+  /**
+   * Per token: the sampled logprob as sent (float64), NaN where none (prompt tokens, completions
+   * without logprobs). null when no turn carried logprobs.
+   */
+  logprobs: Float64Array | null;
   turns: RolloutTurn[];
 }
 
@@ -160,10 +164,14 @@ export interface Sampled {
 }
 
 /**
- * Reads and validates `sampled_ids` / `sampled_logprobs` of every assistant message. Throws
+ * Reads and validates `sampled_ids` / `sampled_logprobs` of every assistant message. Any JSON
+ * number is a number here, whatever its spelling: an id written `9707.0` (a Python float, PyFloat
+ * after parseJson) is the integer 9707; a logprob `0.0`, `-0.0`, `-1.0`, `1e308` or an integer
+ * past 2^53 (a bigint after parseJson) is carried as the float64 it denotes. Throws
  * DT_INVALID_SAMPLED_IDS (with the path) for ids that are not integers of the vocabulary, for
  * logprobs that are not finite-or-minus-infinity numbers, for unequal lengths, or for sampled
- * fields on a message that is not an assistant message.
+ * fields on a message that is not an assistant message. Empty `sampled_ids` are an empty
+ * completion: the turn holds no token under mask 1 (and drift says what the canonical ids were).
  */
 export function readSampled(messages: readonly unknown[], inVocabulary: (id: number) => boolean): Array<Sampled | null> {
   const out = new Array<Sampled | null>(messages.length).fill(null);
@@ -189,7 +197,7 @@ export function readSampled(messages: readonly unknown[], inVocabulary: (id: num
     if (!Array.isArray(ids)) throw sampledError(`${path}.sampled_ids`, "must be a list of token ids");
     const arr = new Uint32Array(ids.length);
     for (let j = 0; j < ids.length; j++) {
-      const v: unknown = ids[j];
+      const v: unknown = numberOf(ids[j]);
       if (typeof v !== "number" || !Number.isInteger(v)) throw sampledError(`${path}.sampled_ids[${j}]`, `must be an integer token id, got ${describeValue(v)}`);
       if (v < 0 || v > 0xffffffff || !inVocabulary(v)) throw sampledError(`${path}.sampled_ids[${j}]`, `${v} is not a token id of this tokenizer`);
       arr[j] = v;
@@ -200,7 +208,7 @@ export function readSampled(messages: readonly unknown[], inVocabulary: (id: num
       if (lps.length !== ids.length) throw sampledError(`${path}.sampled_logprobs`, `has ${lps.length} entries for ${ids.length} sampled ids`);
       logprobs = new Float64Array(lps.length);
       for (let j = 0; j < lps.length; j++) {
-        const v: unknown = lps[j];
+        const v: unknown = numberOf(lps[j]);
         if (typeof v !== "number" || Number.isNaN(v) || v === Infinity) {
           throw sampledError(`${path}.sampled_logprobs[${j}]`, `must be a number (a log-probability), got ${describeValue(v)}`);
         }
@@ -210,6 +218,13 @@ export function readSampled(messages: readonly unknown[], inVocabulary: (id: num
     out[i] = { ids: arr, logprobs };
   }
   return out;
+}
+
+/** A JSON number as a JS number: a PyFloat's value, a bigint's nearest float64; anything else as is. */
+function numberOf(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === "bigint") return Number(v);
+  return v;
 }
 
 function sampledError(path: string, what: string): DeltatokError {
@@ -241,7 +256,7 @@ export function withoutSampled(messages: readonly unknown[], sampled: ReadonlyAr
 class SequenceBuilder {
   ids: Uint32Array;
   length = 0;
-  logprobs: Float32Array | null = null;
+  logprobs: Float64Array | null = null;
   readonly mask: Array<[number, number]> = [];
   readonly turns: RolloutTurn[] = [];
 
@@ -258,9 +273,9 @@ class SequenceBuilder {
 
   pushLogprobs(start: number, lps: Float64Array | null): void {
     if (lps === null) return;
-    if (this.logprobs === null) this.logprobs = new Float32Array(this.ids.length).fill(Number.NaN);
+    if (this.logprobs === null) this.logprobs = new Float64Array(this.ids.length).fill(Number.NaN);
     this.#reserve(start + lps.length);
-    const lp = this.logprobs as Float32Array;
+    const lp = this.logprobs as Float64Array;
     for (let j = 0; j < lps.length; j++) lp[start + j] = lps[j] as number;
   }
 
@@ -280,7 +295,7 @@ class SequenceBuilder {
     ids.set(this.ids.subarray(0, this.length));
     this.ids = ids;
     if (this.logprobs !== null) {
-      const lp = new Float32Array(cap).fill(Number.NaN);
+      const lp = new Float64Array(cap).fill(Number.NaN);
       lp.set(this.logprobs.subarray(0, this.length));
       this.logprobs = lp;
     }

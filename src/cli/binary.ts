@@ -37,8 +37,8 @@ export class BinaryFile {
     return at;
   }
 
-  /** Writes float32 values; returns their byte offset. */
-  async f32(values: Float32Array): Promise<number> {
+  /** Writes values as float32 (the file's compact form; rounded to nearest); returns their byte offset. */
+  async f32(values: Float32Array | Float64Array): Promise<number> {
     const at = this.#offset;
     const buf = new Uint8Array(values.length * 4);
     const view = new DataView(buf.buffer);

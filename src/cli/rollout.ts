@@ -13,7 +13,7 @@
  *
  * Binary (`--format binary`, src/cli/binary.ts): magic "DTROLL01"; per sequence its ids
  * (uint32), its mask (one byte per token), and, when it has logprobs, float32 logprobs (NaN where
- * none); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
+ * none; the float64 logprobs rounded to float32, as the JSONL records keep them exact); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
  * "logprobs_offset" | null, "turns"}], "splits", "drift"} or {"id", "line", "error"}.
  * `read_rollouts(path)` in the Python client reads it.
  */
