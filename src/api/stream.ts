@@ -9,6 +9,12 @@
  * and one comparison of the two renders. A template that rewrites earlier text (strips, moves
  * reasoning) only moves the first difference back: the count stays exact.
  *
+ * A delta may end inside a surrogate pair (a streamed emoji cut in two): the counter keeps every
+ * string field as appended, and renders each without a trailing high surrogate, which waits for
+ * the low half of the next delta. The count is that of the message without those held halves;
+ * a half that never gets its pair is DT_LONE_SURROGATE at finish(), and a low half with no high
+ * half before it is DT_LONE_SURROGATE at once (the delta is refused, nothing is lost).
+ *
  * Layer: api.
  */
 import { DeltatokError } from "../errors.js";
@@ -153,7 +159,7 @@ export class MessageCounter {
     return this.#count;
   }
 
-  /** The message the deltas have built so far (a copy). */
+  /** The message the deltas have built so far (a copy; a held-back high surrogate included). */
   message(): StreamedMessage {
     const m: StreamedMessage = { role: "assistant", content: this.#content };
     if (this.#reasoning !== null) m.reasoning_content = this.#reasoning;
@@ -178,10 +184,7 @@ export class MessageCounter {
       else if (k === "tool_calls") applyToolCalls(calls, v);
       else if (k !== "role") throw new DeltatokError("DT_INVALID_REQUEST", `unknown delta field ${k}`, { path: `delta.${k}` });
     }
-    const m: StreamedMessage = { role: "assistant", content };
-    if (reasoning !== null) m.reasoning_content = reasoning;
-    if (calls.length > 0) m.tool_calls = calls;
-    const { text, baseline } = this.#render(m);
+    const { text, baseline } = this.#render(heldBack(content, reasoning, calls));
     // the counter's text is the previous render: compare with that string, not a join of the counter's parts
     const prev = this.#prevRender;
     const same = this.#started ? commonPrefix(prev, text) : 0;
@@ -202,6 +205,8 @@ export class MessageCounter {
   /** The final count; the counter takes no more deltas. */
   finish(): number {
     if (!this.#started) this.append({});
+    const held = heldField(this.#content, this.#reasoning, this.#calls);
+    if (held !== null) throw new DeltatokError("DT_LONE_SURROGATE", `${held} ends with a lone high surrogate (its low half never arrived)`, { path: held });
     this.#text.finish();
     return this.#count;
   }
@@ -209,6 +214,41 @@ export class MessageCounter {
   stats(): MessageCounterStats {
     return { ...this.#text.stats(), renderChars: this.#renderChars, unchangedChars: this.#unchanged };
   }
+}
+
+const isHigh = (s: string): boolean => {
+  const u = s.charCodeAt(s.length - 1);
+  return u >= 0xd800 && u <= 0xdbff;
+};
+/** `s` without a trailing high surrogate (held back until its low half arrives). */
+const hold = (s: string): string => (isHigh(s) ? s.slice(0, -1) : s);
+
+/** The message to render: every string field without a trailing high surrogate. */
+function heldBack(content: string, reasoning: string | null, calls: readonly ToolCallSoFar[]): StreamedMessage {
+  const m: StreamedMessage = { role: "assistant", content: hold(content) };
+  if (reasoning !== null) m.reasoning_content = hold(reasoning);
+  if (calls.length > 0) {
+    m.tool_calls = calls.map((c) => {
+      const h: ToolCallSoFar = { type: hold(c.type), function: { name: hold(c.function.name), arguments: hold(c.function.arguments) } };
+      if (c.id !== undefined) h.id = hold(c.id);
+      return h;
+    });
+  }
+  return m;
+}
+
+/** The path of a field that still holds back a high surrogate, or null. */
+function heldField(content: string, reasoning: string | null, calls: readonly ToolCallSoFar[]): string | null {
+  if (isHigh(content)) return "delta.content";
+  if (reasoning !== null && isHigh(reasoning)) return "delta.reasoning_content";
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i] as ToolCallSoFar;
+    if (c.id !== undefined && isHigh(c.id)) return `delta.tool_calls[${i}].id`;
+    if (isHigh(c.type)) return `delta.tool_calls[${i}].type`;
+    if (isHigh(c.function.name)) return `delta.tool_calls[${i}].function.name`;
+    if (isHigh(c.function.arguments)) return `delta.tool_calls[${i}].function.arguments`;
+  }
+  return null;
 }
 
 function applyToolCalls(calls: ToolCallSoFar[], v: unknown): void {
