@@ -128,7 +128,7 @@ test("a tokenizer without a proven cut rule counts whole, exactly, and reports i
 
 test("NFC and NFKC never join a cut's characters with what precedes them", () => {
   // the regex rule's cut characters: ASCII (the unit after a letter) and, after a newline, a letter or ideograph
-  const after = ["a", "Z", " ", "\n", ".", "0", "-", "\t", "一", "龥"];
+  const after = ["a", "Z", " ", "\n", ".", "0", "-", "\t", "一", "龥", "、", "。", "〃", "「", "】", "〜", "〟", "！", "，", "／", "：", "＠", "［", "｀", "｛", "､"];
   for (const form of ["NFC", "NFKC"] as const) {
     for (let cp = 0; cp <= 0x10ffff; cp++) {
       if (cp >= 0xd800 && cp <= 0xdfff) continue;

@@ -10,7 +10,7 @@
  *
  * - byte-level BPE behind a known split pattern (Qwen, Llama 3, GPT-4o / o200k, cl100k,
  *   DeepSeek-V3, GPT-2's): an ASCII letter or CJK ideograph followed by an ASCII character that
- *   is not a letter or an apostrophe; and, for the patterns that try `\s*[\r\n]+` before
+ *   is not a letter or an apostrophe, or by CJK / full-width punctuation (isWidePunct); and, for the patterns that try `\s*[\r\n]+` before
  *   `\s+(?!\S)`, a newline followed by an ASCII letter or CJK ideograph;
  * - SentencePiece-style BPE over whole pieces (Llama 2, Gemma, Gemini: spaces replaced by "▁",
  *   no pre-tokenizer): a space after a unit no vocabulary token or merge places before a "▁"
@@ -143,6 +143,21 @@ const isAsciiLetter = (u: number): boolean => (u >= 0x41 && u <= 0x5a) || (u >= 
 const isCjk = (u: number): boolean => u >= 0x4e00 && u <= 0x9fa5;
 /** ASCII, not a letter, not an apostrophe (which starts a contraction suffix). */
 const isAsciiBreak = (u: number): boolean => u < 0x80 && !isAsciiLetter(u) && u !== 0x27;
+/**
+ * CJK and full-width punctuation (、。〃, the CJK brackets, the full-width ASCII punctuation but
+ * the apostrophe ＇, which NFKC turns into "'", and the half-width ｟｠｡｢｣､): general category P or
+ * S, no letter, digit, mark or space, outside DeepSeek-V3's CJK split ranges, and a starter that
+ * no composition joins to what precedes it — after a letter it ends the letter run exactly as an
+ * ASCII punctuation mark does (Chinese and Japanese text has few ASCII cuts).
+ */
+const isWidePunct = (u: number): boolean =>
+  (u >= 0x3001 && u <= 0x3003) ||
+  (u >= 0x3008 && u <= 0x3011) ||
+  (u >= 0x3014 && u <= 0x301f) ||
+  (u >= 0xff01 && u <= 0xff0f && u !== 0xff07) ||
+  (u >= 0xff1a && u <= 0xff20) ||
+  (u >= 0xff3b && u <= 0xff40) ||
+  (u >= 0xff5b && u <= 0xff64);
 
 function whole(reason: string): StreamRule {
   return { mode: "whole", reason, isCut: () => false, split: null, memo: null };
@@ -288,7 +303,7 @@ function deriveRule(source: EncoderSource): StreamRule {
     reason: "",
     split: enc.byteLevel ? byteLevelSplitter(enc, identity ? null : (normalizer.type as "NFC" | "NFKC")) : null,
     isCut: (prev, next) => {
-      const cut = ((isAsciiLetter(prev) || isCjk(prev)) && isAsciiBreak(next)) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
+      const cut = ((isAsciiLetter(prev) || isCjk(prev)) && (isAsciiBreak(next) || isWidePunct(next))) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
       return cut && !pairs.has(prev * 65536 + next);
     },
     memo: new PieceMemo(),
