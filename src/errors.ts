@@ -11,7 +11,7 @@ export const ERROR_CODES = {
   // ---- loading -------------------------------------------------------------------------
   DT_TOKENIZER_UNKNOWN: "no bundled tokenizer with that name is installed",
   DT_TOKENIZER_NOT_FOUND: "the tokenizer directory, file or hub-cache entry does not exist",
-  DT_TOKENIZER_INVALID: "a tokenizer file (tokenizer.json, tokenizer_config.json, a tiktoken rank file, tekken.json, a SentencePiece model) is unreadable or malformed",
+  DT_TOKENIZER_INVALID: "a tokenizer file (tokenizer.json, tokenizer_config.json, a tiktoken rank file, tekken.json, a SentencePiece model) is unreadable, not a regular file (a FIFO, a device), or malformed — a tokenizer.json is refused wherever the Rust tokenizers crate refuses it",
   DT_TOKENIZER_TOO_LARGE: "a tokenizer file is larger than its reader's size limit (checked before it is read)",
   DT_TOKENIZER_AMBIGUOUS: "a tokenizer directory holds several candidate files of one kind and nothing says which one to use",
   DT_TOKENIZER_UNSUPPORTED: "a tokenizer file uses a format or feature deltatok does not implement (a SentencePiece WORD or CHAR model; a tokenizer.json component deltatok's encoder lacks when its fallback library, the optional dependency @huggingface/tokenizers, is not installed)",

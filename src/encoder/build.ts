@@ -91,7 +91,10 @@ function assemble(json: EncoderJson, tables: BpeTables, shared: SharedEncoder, o
   if (!dec.ok) return { ok: false, unsupported: dec.unsupported };
 
   const unk = json.model["unk_token"];
-  const model = new BpeModel(tables, { ...bpe, unkId: typeof unk === "string" ? tables.idOfToken(unk) : -1 }, new PieceMemo(options.memo));
+  const unkId = typeof unk === "string" ? tables.idOfToken(unk) : -1;
+  // an unknown token the vocabulary lacks: the crate loads the model and fails encodes that need it
+  const missingUnk = typeof unk === "string" && unkId < 0 ? unk : null;
+  const model = new BpeModel(tables, { ...bpe, unkId, missingUnk }, new PieceMemo(options.memo));
   // the crate's trie order: special tokens first, then the others, each in file order
   const ordered = [...json.added_tokens.filter((t) => t.special), ...json.added_tokens.filter((t) => !t.special)];
   const rawTokens = ordered.filter((t) => !t.normalized);

@@ -8,7 +8,8 @@
  * Layer: load. Imports only `errors`.
  */
 
-import { readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, stat } from "node:fs/promises";
 
 import { DeltatokError, type ErrorCode } from "../errors.js";
 
@@ -250,23 +251,61 @@ export function isNotFound(e: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
+/** Largest tokenizer.json read (checked before reading; the largest published ones are ~35 MB). */
+export const MAX_TOKENIZER_JSON_BYTES = 256 * 1024 * 1024;
+/** Largest tokenizer_config.json, special_tokens_map.json, chat template file read. */
+export const MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024;
+
 /**
- * Reads a file's bytes. A missing file gives `null` when `optional`, else throws `missingCode`;
- * any other failure (permissions, a directory in its place) throws `unreadableCode`.
+ * Reads a file's bytes, bounded: the file is opened without blocking (a FIFO with no writer
+ * would block `open` itself, uninterruptibly), must be a regular file (a FIFO, a device such as
+ * /dev/zero, a socket: `unreadableCode`), and is refused over `maxBytes` before any byte is read
+ * (`tooLargeCode`) — the read itself stops past the bound too, in case the file grows meanwhile.
+ * A missing file gives `null` when `optional`, else throws `missingCode`; any other failure
+ * (permissions, a directory in its place) throws `unreadableCode`.
  */
 export async function readBytes(
   file: string,
-  opts: { optional: boolean; missingCode: ErrorCode; unreadableCode: ErrorCode; what: string },
+  opts: { optional: boolean; missingCode: ErrorCode; unreadableCode: ErrorCode; tooLargeCode: ErrorCode; maxBytes: number; what: string },
 ): Promise<Buffer | null> {
+  let handle;
   try {
-    return await readFile(file);
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     if (isNotFound(e)) {
       if (opts.optional) return null;
       throw new DeltatokError(opts.missingCode, `${opts.what} not found: ${file}`, { cause: e });
     }
-    const code = (e as { code?: unknown } | null)?.code;
-    const why = code === "EISDIR" ? "it is a directory" : e instanceof Error ? e.message : String(e);
-    throw new DeltatokError(opts.unreadableCode, `${opts.what} ${file} is unreadable: ${why}`, { cause: e });
+    throw unreadable(e, file, opts);
   }
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new DeltatokError(opts.unreadableCode, `${opts.what} ${file} is unreadable: it is a directory`);
+    if (!info.isFile()) throw new DeltatokError(opts.unreadableCode, `${opts.what} ${file} is not a regular file (a FIFO, device or socket is never read)`);
+    if (info.size > opts.maxBytes) {
+      throw new DeltatokError(opts.tooLargeCode, `${opts.what} ${file} is ${info.size} bytes; the limit is ${opts.maxBytes}`);
+    }
+    const buffer = Buffer.allocUnsafe(info.size + 1);
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total === buffer.length) {
+        throw new DeltatokError(opts.tooLargeCode, `${opts.what} ${file} grew while being read (past its ${info.size} bytes)`);
+      }
+    }
+    return buffer.subarray(0, total);
+  } catch (e) {
+    if (e instanceof DeltatokError) throw e;
+    throw unreadable(e, file, opts);
+  } finally {
+    await handle.close();
+  }
+}
+
+function unreadable(e: unknown, file: string, opts: { unreadableCode: ErrorCode; what: string }): DeltatokError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const why = code === "EISDIR" ? "it is a directory" : e instanceof Error ? e.message : String(e);
+  return new DeltatokError(opts.unreadableCode, `${opts.what} ${file} is unreadable: ${why}`, { cause: e });
 }

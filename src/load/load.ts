@@ -21,7 +21,7 @@ import { DeltatokError, toDeltatokError } from "../errors.js";
 import type { ModuleResolver } from "./bundled.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
-import { parseJsonBytes, readBytes } from "./json-text.js";
+import { MAX_TEXT_FILE_BYTES, MAX_TOKENIZER_JSON_BYTES, parseJsonBytes, readBytes } from "./json-text.js";
 import { resolveSpec } from "./resolve.js";
 import { configForRuntime, resolveSpecialTokens, specialTokenVariables } from "./special-tokens.js";
 import {
@@ -181,18 +181,24 @@ async function loadCore(dir: string): Promise<Core> {
       optional: false,
       missingCode: "DT_TOKENIZER_NOT_FOUND",
       unreadableCode: "DT_TOKENIZER_INVALID",
+      tooLargeCode: "DT_TOKENIZER_TOO_LARGE",
+      maxBytes: MAX_TOKENIZER_JSON_BYTES,
       what: "tokenizer.json",
     }),
     readBytes(configFile, {
       optional: true,
       missingCode: "DT_TOKENIZER_NOT_FOUND",
       unreadableCode: "DT_TOKENIZER_INVALID",
+      tooLargeCode: "DT_TOKENIZER_TOO_LARGE",
+      maxBytes: MAX_TEXT_FILE_BYTES,
       what: "tokenizer_config.json",
     }),
     readBytes(stmFile, {
       optional: true,
       missingCode: "DT_TOKENIZER_NOT_FOUND",
       unreadableCode: "DT_TOKENIZER_INVALID",
+      tooLargeCode: "DT_TOKENIZER_TOO_LARGE",
+      maxBytes: MAX_TEXT_FILE_BYTES,
       what: "special_tokens_map.json",
     }),
   ]);

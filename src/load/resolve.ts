@@ -60,7 +60,7 @@ export async function resolveSpec(
     return { dir: dirname(local), origin: "file" };
   }
   if (kind === "other") {
-    throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `${local} is neither a directory nor a tokenizer.json file`);
+    throw new DeltatokError("DT_TOKENIZER_INVALID", `${local} is neither a directory nor a regular file (a FIFO, device or socket is never read)`);
   }
 
   if (looksLikeRepoId(spec)) {

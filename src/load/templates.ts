@@ -24,7 +24,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 
 import { DeltatokError, type ErrorCode } from "../errors.js";
-import { decodeUtf8, isNotFound, parseJsonBytes, readBytes, universalNewlines } from "./json-text.js";
+import { MAX_TEXT_FILE_BYTES, decodeUtf8, isNotFound, parseJsonBytes, readBytes, universalNewlines } from "./json-text.js";
 
 export const CHAT_TEMPLATE_FILE = "chat_template.jinja";
 export const CHAT_TEMPLATE_DIR = "additional_chat_templates";
@@ -109,6 +109,8 @@ async function readTemplateText(file: string, optional: boolean, missingCode: Er
     optional,
     missingCode,
     unreadableCode: "DT_TEMPLATE_FILE_INVALID",
+    tooLargeCode: "DT_TEMPLATE_FILE_INVALID",
+    maxBytes: MAX_TEXT_FILE_BYTES,
     what: "chat template file",
   });
   if (bytes === null) return null;
@@ -184,6 +186,8 @@ export async function directoryTemplates(dir: string, configTemplates: TemplateS
     optional: true,
     missingCode: "DT_TEMPLATE_NOT_FOUND",
     unreadableCode: "DT_TEMPLATE_FILE_INVALID",
+    tooLargeCode: "DT_TEMPLATE_FILE_INVALID",
+    maxBytes: MAX_TEXT_FILE_BYTES,
     what: "chat template file",
   });
   if (bytes === null) return emptySet();
@@ -204,6 +208,8 @@ export async function overrideFromFile(file: string): Promise<TemplateSet> {
     optional: false,
     missingCode: "DT_TEMPLATE_NOT_FOUND",
     unreadableCode: "DT_TEMPLATE_FILE_INVALID",
+    tooLargeCode: "DT_TEMPLATE_FILE_INVALID",
+    maxBytes: MAX_TEXT_FILE_BYTES,
     what: "chat template file",
   });
   if (bytes === null) return emptySet(); // unreachable: not optional

@@ -31,12 +31,56 @@ function inferModelType(model: Record<string, unknown>): string {
   return "WordLevel";
 }
 
+/** Largest token id: the Rust crate reads ids as u32. */
+const MAX_ID = 0xffffffff;
+
+/**
+ * The fields the Rust crate requires of the model types deltatok's encoder hands to the library
+ * fallback (WordPiece, WordLevel, Unigram from tokenizer.json): a model it would refuse to
+ * deserialize is refused here, never run on a library that reads it more leniently.
+ */
+function checkFallbackModel(model: Record<string, unknown>, type: string, file: string): void {
+  if (type === "Unigram") {
+    const vocab = model["vocab"];
+    if (!Array.isArray(vocab)) throw invalid(file, "model.vocab of a Unigram model must be a list of [piece, score]", "model.vocab");
+    vocab.forEach((e: unknown, i) => {
+      if (!Array.isArray(e) || e.length !== 2 || typeof e[0] !== "string" || typeof e[1] !== "number") {
+        throw invalid(file, `model.vocab[${i}] of a Unigram model must be [piece, score]`, `model.vocab[${i}]`);
+      }
+    });
+    const unk = model["unk_id"];
+    if (unk !== undefined && unk !== null && (typeof unk !== "number" || !Number.isInteger(unk) || unk < 0 || unk >= vocab.length)) {
+      throw invalid(file, `model.unk_id ${JSON.stringify(unk)} is not an index of model.vocab (0..${vocab.length - 1})`, "model.unk_id");
+    }
+    return;
+  }
+  if (type !== "WordPiece" && type !== "WordLevel") return;
+  const vocab = model["vocab"];
+  if (!isObject(vocab)) throw invalid(file, `model.vocab of a ${type} model must be an object of token → id`, "model.vocab");
+  for (const [token, id] of Object.entries(vocab)) {
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > MAX_ID) {
+      throw invalid(file, `model.vocab[${JSON.stringify(token)}] must be a token id (an integer in 0..${MAX_ID}), got ${JSON.stringify(id)}`, "model.vocab");
+    }
+  }
+  const str = (name: string): void => {
+    if (typeof model[name] !== "string") throw invalid(file, `model.${name} of a ${type} model must be a string (the Rust crate requires it)`, `model.${name}`);
+  };
+  str("unk_token");
+  if (type === "WordPiece") {
+    str("continuing_subword_prefix");
+    const m = model["max_input_chars_per_word"];
+    if (typeof m !== "number" || !Number.isInteger(m) || m < 0) {
+      throw invalid(file, "model.max_input_chars_per_word of a WordPiece model must be a non-negative integer", "model.max_input_chars_per_word");
+    }
+  }
+}
+
 function checkAddedToken(raw: unknown, i: number, file: string): AddedTokenJson {
   const field = `added_tokens[${i}]`;
   if (!isObject(raw)) throw invalid(file, `${field} must be an object`, field);
   const { id, content } = raw;
-  if (typeof id !== "number" || !Number.isInteger(id) || id < 0) {
-    throw invalid(file, `${field}.id must be a non-negative integer`, `${field}.id`);
+  if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > MAX_ID) {
+    throw invalid(file, `${field}.id must be a token id (an integer in 0..${MAX_ID}), got ${String(id)}`, `${field}.id`);
   }
   if (typeof content !== "string" || content === "") {
     throw invalid(file, `${field}.content must be a non-empty string`, `${field}.content`);
@@ -80,6 +124,7 @@ export function checkTokenizerJson(parsed: unknown, file: string): TokenizerJson
       "model.type",
     );
   }
+  checkFallbackModel(model, type, file);
   const added = parsed["added_tokens"];
   if (added === undefined) throw invalid(file, 'has no "added_tokens"', "added_tokens");
   if (!Array.isArray(added)) throw invalid(file, '"added_tokens" must be a list', "added_tokens");

@@ -28,6 +28,11 @@ import { PieceMemo } from "./piece-memo.js";
 export interface BpeOptions {
   /** The id of `unk_token`, or -1 (no unknown token: unknown characters are dropped). */
   readonly unkId: number;
+  /**
+   * An `unk_token` the vocabulary lacks (else null): the Rust crate loads such a model and fails
+   * the encode of a text with an unknown character ("Unk token … not found"); so does this one.
+   */
+  readonly missingUnk?: string | null;
   readonly fuseUnk: boolean;
   readonly byteFallback: boolean;
   readonly ignoreMerges: boolean;
@@ -42,6 +47,10 @@ const LINEAR_MAX = 40;
 const NO_RANK = 0x7fffffff;
 const SPACE_MARK = 0x2581;
 const utf8 = new TextEncoder();
+
+function missingUnkError(unk: string): Error {
+  return new Error(`an unknown character needs the unknown token ${JSON.stringify(unk)}, which is not in the vocabulary`);
+}
 
 export class BpeModel {
   readonly tables: BpeTables;
@@ -173,7 +182,7 @@ export class BpeModel {
         } else if (o.unkId >= 0) {
           if (unk >= 0 && !o.fuseUnk) sym[m++] = unk;
           unk = o.unkId;
-        }
+        } else if (o.missingUnk != null) throw missingUnkError(o.missingUnk);
         i += len;
       }
       if (unk >= 0) sym[m++] = unk;
@@ -419,7 +428,7 @@ export class BpeModel {
       if (o.unkId >= 0) {
         if (unk >= 0 && !o.fuseUnk) sym[m++] = unk;
         unk = o.unkId;
-      }
+      } else if (o.missingUnk != null) throw missingUnkError(o.missingUnk);
     }
     if (unk >= 0) sym[m++] = unk;
     this.#mergeSymbols(m, out);

@@ -5,6 +5,7 @@
  * Layer: load. Imports only `errors`.
  */
 
+import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 
 import { DeltatokError } from "../../errors.js";
@@ -18,7 +19,8 @@ function notFound(e: unknown): boolean {
 export async function readBoundedFile(file: string, maxBytes: number, what: string): Promise<Uint8Array> {
   let handle;
   try {
-    handle = await open(file, "r");
+    // without blocking: open() of a FIFO with no writer would block, uninterruptibly
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     if (notFound(e)) throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `${what} not found: ${file}`, { cause: e });
     throw new DeltatokError("DT_TOKENIZER_INVALID", `${what} ${file} is unreadable: ${(e as Error).message}`, { cause: e });
