@@ -64,8 +64,8 @@ export const ERROR_CODES = {
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
   DT_COUNTER_UNKNOWN: "a request names a streaming counter the server does not hold (never opened, finished, evicted, or opened on another connection)",
   // ---- merging shard outputs -----------------------------------------------------------
-  DT_SHARD_INVALID: "a file given to merge is not a complete shard output (no shard header or trailer, malformed, or its run was stopped)",
-  DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus size or settings (tokenizer, template, date, ...)",
+  DT_SHARD_INVALID: "a file given to merge is not a complete shard output (not a regular file, no shard header or trailer, malformed, its run was stopped, its records not those its trailer counts and digests, or a binary index that does not match its file)",
+  DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus content or settings (tokenizer, template, date, ...)",
   DT_SHARD_MISSING: "a shard of the set is not among the files given to merge",
   DT_SHARD_OVERLAP: "two files given to merge are the same shard, or hold the same corpus line",
   // ---- framework adapters ----------------------------------------------------------------

@@ -5,6 +5,7 @@
  * and writes nothing then; a bad `--shard` is a usage error (exit 2).
  */
 import { test } from "node:test";
+import { createHash } from "node:crypto";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,7 +54,11 @@ test("merge refuses incomplete, overlapping, mismatched and foreign inputs", asy
   const a1 = lines(p("a1.jsonl"));
   const lineOf = (l: string) => (JSON.parse(l) as { line: number }).line;
   const body = [...a1.slice(1, -1), a0[1] as string].sort((x, y) => lineOf(x) - lineOf(y));
-  writeFileSync(p("stolen1.jsonl"), [a1[0] as string, ...body, a1[a1.length - 1] as string].join("\n") + "\n");
+  // (its trailer made to agree with its records: a shard written with another key rule)
+  const t1 = JSON.parse(a1[a1.length - 1] as string) as { deltatok_shard_end: Record<string, unknown> };
+  t1.deltatok_shard_end.records = body.length;
+  t1.deltatok_shard_end.records_sha256 = createHash("sha256").update(body.map((l) => l + "\n").join("")).digest("hex");
+  writeFileSync(p("stolen1.jsonl"), [a1[0] as string, ...body, JSON.stringify(t1)].join("\n") + "\n");
   await refused([p("a0.jsonl"), p("stolen1.jsonl")], "DT_SHARD_OVERLAP");
 
   // cut short (no trailer), stopped (trailer says so), not a shard output at all

@@ -5,6 +5,7 @@
  * (`read_tokens`, `read_rollouts` in the Python client) seek to the index, then to the arrays it
  * names. Write errors are DT_OUTPUT_UNWRITABLE (src/cli/output.ts).
  */
+import { createHash } from "node:crypto";
 import type { WriteStream } from "node:fs";
 import { openOutputStream, settle } from "./output.js";
 
@@ -15,6 +16,8 @@ export class BinaryFile {
   #offset = 0;
   /** Index records, written as `records` at the end. */
   readonly index: Array<Record<string, unknown>> = [];
+  /** SHA-256 of every byte after the magic (the arrays), for digest(). */
+  readonly #data = createHash("sha256");
 
   constructor(path: string, magic: string) {
     if (magic.length !== 8) throw new Error("magic must be 8 bytes");
@@ -56,6 +59,16 @@ export class BinaryFile {
     return at;
   }
 
+  /**
+   * The records so far, for a shard trailer: their number, and the SHA-256 (hex) of the array
+   * bytes after the magic followed by each index record's JSON text and "\n" (shardRecordsDigest).
+   */
+  digest(): { records: number; records_sha256: string } {
+    const h = this.#data.copy();
+    for (const r of this.index) h.update(JSON.stringify(r) + "\n", "utf8");
+    return { records: this.index.length, records_sha256: h.digest("hex") };
+  }
+
   /** Writes the index (`header` plus `records`) and closes the file. */
   async finish(header: Record<string, unknown>): Promise<void> {
     const at = this.#offset;
@@ -68,6 +81,7 @@ export class BinaryFile {
   }
 
   async #write(buf: Uint8Array): Promise<void> {
+    if (this.#offset >= 8) this.#data.update(buf);
     this.#offset += buf.byteLength;
     if (!this.#out.write(buf)) await settle(this.#out, "drain", this.#path);
   }

@@ -31,7 +31,7 @@ import { RunControl, stopReport, type StopReport } from "./signals.js";
 import { VERSION } from "../package-info.js";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { HEADER_KEY, TRAILER_KEY, parseShard, shardHeader, type ShardCommand, type ShardOutput, type ShardSpec } from "./shard.js";
+import { HEADER_KEY, TRAILER_KEY, corpusIdentity, parseShard, shardHeader, type ShardCommand, type ShardOutput, type ShardSpec } from "./shard.js";
 import { mergeShards } from "./merge.js";
 
 const HELP = `deltatok — exact, incremental chat-template token counts
@@ -261,8 +261,7 @@ async function shardOutput(command: ShardCommand, file: string, spec: ShardSpec,
     max_prompt_chars: intFlag(v["max-prompt-chars"], "max-prompt-chars") ?? DEFAULTS.maxPromptChars,
     ...extra,
   };
-  const size = await stat(file).then((s) => (s.isFile() ? s.size : 0), () => 0);
-  return { spec, header: shardHeader(command, spec, size, settings) };
+  return { spec, header: shardHeader(command, spec, await corpusIdentity(file), settings) };
 }
 
 async function writeSummary(v: Values, summary: unknown): Promise<void> {
@@ -289,9 +288,12 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
     const { dt, loadSeconds } = await loadEngine(v);
     const out = new JsonlWriter(v.out);
     try {
-      if (shard !== undefined) await out.write({ [HEADER_KEY]: shard.header });
+      if (shard !== undefined) {
+        await out.write({ [HEADER_KEY]: shard.header });
+        out.startDigest();
+      }
       summary = await replayCorpus(dt, file, ro, (r) => out.write(r), loadSeconds);
-      if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary } });
+      if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary, ...out.digest() } });
       if (summary.stopped === undefined) control.finish();
     } finally {
       await out.close();
@@ -335,9 +337,12 @@ async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, worke
   }
   const loadSeconds = (performance.now() - t0) / 1000;
   const out = new JsonlWriter(v.out);
-  if (shard !== undefined) await out.write({ [HEADER_KEY]: shard.header });
+  if (shard !== undefined) {
+    await out.write({ [HEADER_KEY]: shard.header });
+    out.startDigest();
+  }
   const trailer = async (summary: ReplaySummary) => {
-    if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary } });
+    if (shard !== undefined) await out.write({ [TRAILER_KEY]: { summary, ...out.digest() } });
   };
   if (await isRegularFile(file)) {
     // a file can be indexed first: the costliest conversations start first (src/pool/schedule.ts)
@@ -429,8 +434,9 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
     const out = new JsonlWriter(v.out);
     try {
       await out.write({ [HEADER_KEY]: shard.header });
+      out.startDigest();
       for (const d of summary.differences) await out.write(d);
-      await out.write({ [TRAILER_KEY]: { lines: summary.shard?.lines, summary: { ...summary, differences: [] } } });
+      await out.write({ [TRAILER_KEY]: { lines: summary.shard?.lines, summary: { ...summary, differences: [] }, ...out.digest() } });
     } finally {
       await out.close();
     }

@@ -4,11 +4,14 @@
  * whole corpus: the same records in the same (corpus) order, byte for byte, and the summary.
  *
  * A shard output is `{"deltatok_shard": header}`, then the records, each with its corpus `line`,
- * then `{"deltatok_shard_end": {"summary"}}` (src/cli/shard.ts). Before writing anything, merge
- * reads every header and trailer and refuses, with a code: a file that is not a complete shard
- * output, or whose run was stopped (DT_SHARD_INVALID); files that disagree on command, shard
- * count, key rule, corpus size or settings (DT_SHARD_MISMATCH); a set with an index missing
- * (DT_SHARD_MISSING) or given twice (DT_SHARD_OVERLAP). Records are then merged by line with
+ * then `{"deltatok_shard_end": {"summary", "records", "records_sha256"}}` (src/cli/shard.ts).
+ * Before writing anything, merge reads every header, trailer and record and refuses, with a
+ * code: a file that is not a regular file or not a complete shard output, whose run was
+ * stopped, whose records are not those its trailer counts and digests, or (binary) whose index
+ * places an array anywhere but where the writer puts it (DT_SHARD_INVALID); files that disagree
+ * on command, shard count, key rule, corpus content or settings (DT_SHARD_MISMATCH); a set with
+ * an index missing (DT_SHARD_MISSING) or given twice (DT_SHARD_OVERLAP); an --out or --summary
+ * that is one of the inputs (DT_INVALID_OPTION). Records are then merged by line with
  * one record held per shard (memory: O(shards)); a line found in two shards is DT_SHARD_OVERLAP.
  * The `line` a record carries only for ordering is removed (records of unusable lines keep
  * theirs, as unsharded runs write them).
@@ -21,14 +24,16 @@
  * whole corpus they can show up to n − 1 more misses (and fewer reused tokens) — never different
  * counts (ISL, OSL, ids), which do not depend on the cache.
  */
-import { open, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { open, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { resolve } from "node:path";
 import { DeltatokError } from "../errors.js";
 import { corpusLines, openCorpus } from "../corpus/corpus.js";
 import type { DeltatokStats } from "../api/deltatok.js";
 import { addStats, emptyStats } from "../pool/pool.js";
 import { JsonlWriter, writeFile } from "./output.js";
 import { BinaryFile } from "./binary.js";
-import { HEADER_KEY, TRAILER_KEY, SHARD_KEY_RULE, type ShardCommand, type ShardHeader, type ShardTrailer } from "./shard.js";
+import { HEADER_KEY, TRAILER_KEY, SHARD_FORMAT_VERSION, SHARD_KEY_RULE, type ShardCommand, type ShardHeader, type ShardTrailer } from "./shard.js";
 import { round3 } from "./replay.js";
 
 type Rec = Record<string, unknown>;
@@ -37,8 +42,8 @@ interface Shard {
   path: string;
   header: ShardHeader;
   trailer: ShardTrailer;
-  /** A binary (tokenize/rollout --format binary) shard: its magic and index. */
-  binary?: { magic: string; index: Rec };
+  /** A binary (tokenize/rollout --format binary) shard: its magic, index and the index's offset. */
+  binary?: { magic: string; index: Rec; at: number };
 }
 
 function invalid(path: string, why: string): DeltatokError {
@@ -68,7 +73,7 @@ async function lastLine(path: string, size: number): Promise<string> {
 const MAGICS = new Set(["DTOKBIN1", "DTROLL01"]);
 
 /** A binary output's magic and index (src/cli/binary.ts), or null when the file is not one. */
-async function binaryIndex(path: string): Promise<{ magic: string; index: Rec } | null> {
+async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; at: number } | null> {
   const h = await open(path, "r").catch(() => null);
   if (h === null) return null;
   try {
@@ -91,21 +96,45 @@ async function binaryIndex(path: string): Promise<{ magic: string; index: Rec } 
       throw invalid(path, "is a binary output whose index is not JSON");
     }
     if (!isObject(index) || !Array.isArray(index.records)) throw invalid(path, "is a binary output without records");
-    return { magic, index };
+    return { magic, index, at };
   } finally {
     await h.close();
   }
 }
 
+/** A header of this format version, or a coded refusal saying why not. */
+function checkVersion(path: string, header: Rec): void {
+  if (header.version === SHARD_FORMAT_VERSION) return;
+  if (header.version === 1) throw invalid(path, "was written by an older deltatok (shard format 1, without record digests): run that shard again");
+  throw invalid(path, `has shard format ${JSON.stringify(header.version)}; this deltatok reads ${SHARD_FORMAT_VERSION}`);
+}
+
+/** A trailer with its record count and digest, not of a stopped run. */
+function checkTrailer(path: string, trailer: Rec): void {
+  if (!isObject(trailer.summary)) throw invalid(path, "has a shard trailer without its summary");
+  if (trailer.summary.stopped !== undefined) throw invalid(path, "is the output of a stopped run (its summary has 'stopped'): run that shard again");
+  if (!Number.isSafeInteger(trailer.records) || (trailer.records as number) < 0 || typeof trailer.records_sha256 !== "string") {
+    throw invalid(path, "has a shard trailer without its record count and digest");
+  }
+}
+
 /** The header and trailer of one shard output. */
 async function readShard(path: string): Promise<Shard> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (e) {
+    throw invalid(path, `cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (!info.isFile()) throw invalid(path, `is not a regular file (${info.isDirectory() ? "a directory" : "a FIFO, device or socket"}): not a shard output`);
   const bin = await binaryIndex(path);
   if (bin !== null) {
     const header = bin.index[HEADER_KEY];
     const trailer = bin.index[TRAILER_KEY];
-    if (!isObject(header) || header.version !== 1) throw invalid(path, "is a binary output without a shard header: write it with --shard i/n");
-    if (!isObject(trailer) || !isObject(trailer.summary)) throw invalid(path, "is a binary shard output without its trailer");
-    if (trailer.summary.stopped !== undefined) throw invalid(path, "is the output of a stopped run (its summary has 'stopped'): run that shard again");
+    if (!isObject(header)) throw invalid(path, "is a binary output without a shard header: write it with --shard i/n");
+    checkVersion(path, header);
+    if (!isObject(trailer)) throw invalid(path, "is a binary shard output without its trailer");
+    checkTrailer(path, trailer);
     return { path, header: header as unknown as ShardHeader, trailer: trailer as unknown as ShardTrailer, binary: bin };
   }
   const file = await openCorpus(path);
@@ -125,15 +154,109 @@ async function readShard(path: string): Promise<Shard> {
   };
   const h = first === undefined ? undefined : parse(first, "first line");
   const header = isObject(h) ? h[HEADER_KEY] : undefined;
-  if (!isObject(header) || header.version !== 1 || typeof header.command !== "string" || !Number.isSafeInteger(header.shard) || !Number.isSafeInteger(header.shards)) {
+  if (!isObject(header) || typeof header.command !== "string" || !Number.isSafeInteger(header.shard) || !Number.isSafeInteger(header.shards)) {
     throw invalid(path, `does not start with a shard header ({"${HEADER_KEY}": ...}): write it with --shard i/n`);
   }
-  const size = (await stat(path)).size;
+  checkVersion(path, header);
+  const size = info.size;
   const t = parse(await lastLine(path, size), "last line");
   const trailer = isObject(t) ? t[TRAILER_KEY] : undefined;
-  if (!isObject(trailer) || !isObject(trailer.summary)) throw invalid(path, `has no shard trailer ({"${TRAILER_KEY}": ...}): the run was cut short`);
-  if (trailer.summary.stopped !== undefined) throw invalid(path, "is the output of a stopped run (its summary has 'stopped'): run that shard again");
+  if (!isObject(trailer)) throw invalid(path, `has no shard trailer ({"${TRAILER_KEY}": ...}): the run was cut short`);
+  checkTrailer(path, trailer);
   return { path, header: header as unknown as ShardHeader, trailer: trailer as unknown as ShardTrailer };
+}
+
+/** Throws DT_SHARD_INVALID unless the shard's records are those its trailer counts and digests. */
+function checkDigest(s: Shard, records: number, sha256: string): void {
+  if (records !== s.trailer.records) {
+    throw invalid(s.path, `holds ${records} records but its trailer says ${s.trailer.records}: records were deleted or duplicated`);
+  }
+  if (sha256 !== s.trailer.records_sha256) throw invalid(s.path, "has records that differ from those its trailer digests: records were altered or reordered");
+}
+
+/** A JSONL shard's records, counted and digested (and in corpus order) against its trailer. */
+async function verifyJsonl(s: Shard): Promise<void> {
+  const h = createHash("sha256");
+  let n = 0;
+  for await (const { text } of records(s)) {
+    h.update(text + "\n", "utf8");
+    n++;
+  }
+  checkDigest(s, n, h.digest("hex"));
+}
+
+/**
+ * A binary shard's index against its file, before anything is written: every record in corpus
+ * order, every array where the writer puts it — the first right after the magic, each next one
+ * right after the previous (ids 4 bytes a token, the mask a byte a token padded to 4, logprobs 4
+ * bytes a token), the last ending at the index — so no offset is out of bounds, out of order,
+ * overlapping or sized by a forged count; then the count and digest against the trailer.
+ */
+async function verifyBinary(s: Shard): Promise<void> {
+  const bin = s.binary as { magic: string; index: Rec; at: number };
+  const rollout = bin.magic === "DTROLL01";
+  let cursor = 8;
+  const bad = (i: number, why: string) => invalid(s.path, `index record ${i}: ${why} (a forged or damaged index)`);
+  const arrays = (i: number, q: Rec, logprobs: boolean) => {
+    const n = q.count;
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n > bin.at) throw bad(i, `a token count ${JSON.stringify(n)} the file cannot hold`);
+    const place = (field: string, bytes: number) => {
+      if (q[field] !== cursor) throw bad(i, `${field} ${JSON.stringify(q[field])} where the writer put ${cursor}`);
+      cursor += bytes;
+      if (cursor > bin.at) throw bad(i, `${field} runs past the arrays into the index`);
+    };
+    place("offset", 4 * n);
+    place("mask_offset", (n + 3) & ~3);
+    if (logprobs && q.logprobs_offset !== null) place("logprobs_offset", 4 * n);
+  };
+  const recs = bin.index.records as unknown[];
+  let last = -Infinity;
+  recs.forEach((v, i) => {
+    if (!isObject(v) || typeof v.line !== "number" || !Number.isSafeInteger(v.line) || v.line < 1) throw bad(i, "no corpus line");
+    if (v.line < last) throw bad(i, "out of corpus order");
+    last = v.line;
+    if (v.error !== undefined) return;
+    if (!rollout) arrays(i, v, false);
+    else {
+      if (!Array.isArray(v.sequences)) throw bad(i, "no sequences");
+      for (const q of v.sequences as unknown[]) {
+        if (!isObject(q)) throw bad(i, "a sequence that is not an object");
+        arrays(i, q, true);
+      }
+    }
+  });
+  if (cursor !== bin.at) throw invalid(s.path, `has ${bin.at - cursor} bytes of arrays no index record names (a forged or damaged index)`);
+  const h = createHash("sha256");
+  const fh = await open(s.path, "r");
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (let at = 8; at < bin.at; ) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, bin.at - at), at);
+      if (bytesRead === 0) throw invalid(s.path, "is shorter than its index says");
+      h.update(buf.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  for (const r of recs) h.update(JSON.stringify(r) + "\n", "utf8");
+  checkDigest(s, recs.length, h.digest("hex"));
+}
+
+/** Refuses an --out or --summary that is one of the shards being read (it would be overwritten). */
+async function checkOutputs(paths: string[], o: MergeOptions): Promise<void> {
+  const ids = new Map<string, string>();
+  for (const p of paths) {
+    const st = await stat(p).catch(() => null);
+    if (st !== null) ids.set(`${st.dev}:${st.ino}`, p);
+    ids.set(await realpath(p).catch(() => resolve(p)), p);
+  }
+  for (const [flag, target] of [["--out", o.out], ["--summary", o.summary]] as const) {
+    if (target === undefined || target === "-") continue;
+    const st = await stat(target).catch(() => null);
+    const same = (st !== null ? ids.get(`${st.dev}:${st.ino}`) : undefined) ?? ids.get(await realpath(target).catch(() => resolve(target)));
+    if (same !== undefined) throw new DeltatokError("DT_INVALID_OPTION", `${flag} ${target} is the shard ${same} being merged: write the merged output elsewhere`, { path: flag });
+  }
 }
 
 /** Checks that the shards form one complete set. */
@@ -176,13 +299,13 @@ function checkSet(shards: Shard[]): ShardHeader {
 }
 
 /** A shard's records, in order, after its header; its trailer ends them. */
-async function* records(s: Shard): AsyncGenerator<{ rec: Rec; line: number }> {
+async function* records(s: Shard): AsyncGenerator<{ rec: Rec; line: number; text: string }> {
   if (s.binary !== undefined) {
     let last = -Infinity;
     for (const v of s.binary.index.records as unknown[]) {
       if (!isObject(v) || typeof v.line !== "number" || !Number.isSafeInteger(v.line) || v.line < last) throw invalid(s.path, "has an index record without its corpus line, or out of order");
       last = v.line;
-      yield { rec: v, line: v.line };
+      yield { rec: v, line: v.line, text: "" };
     }
     return;
   }
@@ -213,7 +336,7 @@ async function* records(s: Shard): AsyncGenerator<{ rec: Rec; line: number }> {
     if (typeof line !== "number" || !Number.isSafeInteger(line) || line < 1) throw invalid(s.path, `line ${l.line}: a record without its corpus "line"`);
     if (line < last) throw invalid(s.path, `line ${l.line}: records out of corpus order`);
     last = line;
-    yield { rec: v, line };
+    yield { rec: v, line, text: l.text };
   }
   if (!ended) throw invalid(s.path, "has no shard trailer: the run was cut short");
 }
@@ -331,9 +454,12 @@ export interface MergeOptions {
 /** Merges shard outputs. Resolves with the merged summary. */
 export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec> {
   if (paths.length === 0) throw new DeltatokError("DT_SHARD_MISSING", "merge needs the shard outputs to join");
+  await checkOutputs(paths, o);
   const shards: Shard[] = [];
   for (const p of paths) shards.push(await readShard(p));
   const header = checkSet(shards);
+  // every record of every shard against its trailer, before anything is written
+  for (const sh of shards) await (sh.binary !== undefined ? verifyBinary(sh) : verifyJsonl(sh));
   const command = header.command;
   const verify = command === "verify";
   const maxDiffs = typeof header.settings.max_diffs === "number" ? header.settings.max_diffs : 20;

@@ -10,6 +10,7 @@
  */
 import { createWriteStream, openSync, type WriteStream } from "node:fs";
 import { writeFile as fsWriteFile } from "node:fs/promises";
+import { createHash, type Hash } from "node:crypto";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { DeltatokError } from "../errors.js";
@@ -76,9 +77,29 @@ export class JsonlWriter {
     }
   }
 
+  /** Lines written since startDigest(): their count and SHA-256 (shard trailers, src/cli/shard.ts). */
+  #digest: { hash: Hash; records: number } | null = null;
+
+  /** From now on, counts and hashes every line written (a shard's records, after its header). */
+  startDigest(): void {
+    this.#digest = { hash: createHash("sha256"), records: 0 };
+  }
+
+  /** The lines written since startDigest(): how many, and the SHA-256 (hex) of their text. */
+  digest(): { records: number; records_sha256: string } {
+    const d = this.#digest;
+    if (d === null) throw new Error("digest() without startDigest()");
+    return { records: d.records, records_sha256: d.hash.copy().digest("hex") };
+  }
+
   /** Queues one record; resolves when it is safe to queue more. */
   async write(record: unknown): Promise<void> {
-    this.#buf += JSON.stringify(record) + "\n";
+    const line = JSON.stringify(record) + "\n";
+    if (this.#digest !== null) {
+      this.#digest.hash.update(line, "utf8");
+      this.#digest.records++;
+    }
+    this.#buf += line;
     if (this.#buf.length >= 1 << 16) await this.flush();
     else this.#schedule();
   }

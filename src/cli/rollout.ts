@@ -103,7 +103,10 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
 
   async start(): Promise<void> {
     await this.#bin?.start();
-    if (this.#shard !== undefined) await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+    if (this.#shard !== undefined) {
+      await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+      this.#jsonl?.startDigest();
+    }
   }
 
   async add(o: TrainingOutcome): Promise<void> {
@@ -145,7 +148,7 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
     const sh = this.#shard;
     if (stopped !== undefined) s.stopped = stopped;
     s.elapsed_s = round3(elapsedSeconds);
-    const trailer = sh === undefined ? undefined : { lines, summary: s };
+    const trailer = sh === undefined ? undefined : { lines, summary: s, ...(this.#jsonl ?? (this.#bin as BinaryFile)).digest() };
     if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
     await this.#jsonl?.close();
     await this.#bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: this.#tokenizer, ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }) });

@@ -16,6 +16,8 @@
  * belong to no shard.
  */
 import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { DeltatokError } from "../errors.js";
 import { topLevelRaw } from "../pool/skim.js";
 
@@ -86,13 +88,16 @@ export type ShardCommand = "replay" | "tokenize" | "verify" | "rollout";
  * shard count, key rule, corpus size and settings, and that the indexes 0..n-1 each appear once.
  */
 export interface ShardHeader {
-  version: 1;
+  version: typeof SHARD_FORMAT_VERSION;
   command: ShardCommand;
   shard: number;
   shards: number;
   key: typeof SHARD_KEY_RULE;
-  /** The corpus as this shard saw it: its size in bytes (0 when unknown: a FIFO). */
-  corpus: { bytes: number };
+  /**
+   * The corpus as this shard saw it: its size in bytes and the SHA-256 (hex) of its content, so
+   * shards of two different corpora never merge (0 and null when unknown: a FIFO, stdin).
+   */
+  corpus: CorpusIdentity;
   /** Everything that changes the output: tokenizer, template (by content hash), date, kwargs, … */
   settings: Record<string, unknown>;
 }
@@ -106,13 +111,42 @@ export interface ShardTrailer {
   /** Non-blank corpus lines this shard read (informational). */
   lines?: number;
   summary: Record<string, unknown>;
+  /**
+   * Records between header and trailer, and the SHA-256 (hex) of their text: each JSONL line
+   * with its "\n"; in a binary output the bytes after the magic up to the index, then each index
+   * record's JSON text and "\n". Merge recomputes both before writing anything: a record
+   * deleted, duplicated, reordered or altered is DT_SHARD_INVALID.
+   */
+  records: number;
+  records_sha256: string;
+}
+
+/** The shard output format: 2 added the corpus digest and the trailer's record count and digest. */
+export const SHARD_FORMAT_VERSION = 2;
+
+export interface CorpusIdentity {
+  bytes: number;
+  sha256: string | null;
+}
+
+/** Size and SHA-256 of a regular corpus file (read once, streamed); {0, null} for anything else. */
+export async function corpusIdentity(file: string): Promise<CorpusIdentity> {
+  const info = await stat(file).catch(() => null);
+  if (info === null || !info.isFile()) return { bytes: 0, sha256: null };
+  const h = createHash("sha256");
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  } catch {
+    return { bytes: 0, sha256: null }; // unreadable: the command itself reports it, coded
+  }
+  return { bytes: info.size, sha256: h.digest("hex") };
 }
 
 export const HEADER_KEY = "deltatok_shard";
 export const TRAILER_KEY = "deltatok_shard_end";
 
-export function shardHeader(command: ShardCommand, spec: ShardSpec, corpusBytes: number, settings: Record<string, unknown>): ShardHeader {
-  return { version: 1, command, shard: spec.index, shards: spec.count, key: SHARD_KEY_RULE, corpus: { bytes: corpusBytes }, settings };
+export function shardHeader(command: ShardCommand, spec: ShardSpec, corpus: CorpusIdentity, settings: Record<string, unknown>): ShardHeader {
+  return { version: SHARD_FORMAT_VERSION, command, shard: spec.index, shards: spec.count, key: SHARD_KEY_RULE, corpus, settings };
 }
 
 /** What a corpus command needs to write a shard output. */

@@ -89,6 +89,10 @@ class BinaryWriter {
     this.#file.index.push(entry);
   }
 
+  digest(): { records: number; records_sha256: string } {
+    return this.#file.digest();
+  }
+
   async finish(tokenizer: string, shard?: Record<string, unknown>): Promise<void> {
     await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer, ...shard });
   }
@@ -132,7 +136,10 @@ export class TokenizeSink implements TrainingSink<TokenizeSummary> {
 
   async start(): Promise<void> {
     await this.#bin?.start();
-    if (this.#shard !== undefined) await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+    if (this.#shard !== undefined) {
+      await this.#jsonl?.write({ [HEADER_KEY]: this.#shard.header });
+      this.#jsonl?.startDigest();
+    }
   }
 
   async add(o: TrainingOutcome): Promise<void> {
@@ -172,7 +179,7 @@ export class TokenizeSink implements TrainingSink<TokenizeSummary> {
       ...(stopped === undefined ? {} : { stopped }),
     };
     const sh = this.#shard;
-    const trailer = sh === undefined ? undefined : { lines, summary };
+    const trailer = sh === undefined ? undefined : { lines, summary, ...(this.#jsonl ?? (this.#bin as BinaryWriter)).digest() };
     if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
     await this.#jsonl?.close();
     await this.#bin?.finish(this.#tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer });
