@@ -78,22 +78,25 @@ async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; a
   if (h === null) return null;
   try {
     const size = (await h.stat()).size;
-    if (size < 16) return null;
+    if (size < 8) return null;
     const head = Buffer.alloc(8);
     await h.read(head, 0, 8, 0);
     const magic = head.toString("latin1");
     if (!MAGICS.has(magic)) return null;
+    if (size < 16) throw invalid(path, "is a binary output cut short, without its index: its run was killed before it finished (run it again)");
+    // a file killed while being written has its magic and some arrays but no index at its end
+    const cut = () => invalid(path, "is a binary output cut short, without its index: its run was killed before it finished (run it again)");
     const tail = Buffer.alloc(8);
     await h.read(tail, 0, 8, size - 8);
     const at = Number(tail.readBigUInt64LE(0));
-    if (!(at >= 8 && at <= size - 8)) throw invalid(path, "is a binary output with a broken index offset");
+    if (!(at >= 8 && at <= size - 8)) throw cut();
     const buf = Buffer.alloc(size - 8 - at);
     await h.read(buf, 0, buf.length, at);
     let index: unknown;
     try {
       index = JSON.parse(buf.toString("utf8"));
     } catch {
-      throw invalid(path, "is a binary output whose index is not JSON");
+      throw cut();
     }
     if (!isObject(index) || !Array.isArray(index.records)) throw invalid(path, "is a binary output without records");
     return { magic, index, at };

@@ -151,7 +151,13 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
     const trailer = sh === undefined ? undefined : { lines, summary: s, ...(this.#jsonl ?? (this.#bin as BinaryFile)).digest() };
     if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
     await this.#jsonl?.close();
-    await this.#bin?.finish({ format: "deltatok-rollouts", version: 1, tokenizer: this.#tokenizer, ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }) });
+    await this.#bin?.finish({
+      format: "deltatok-rollouts",
+      version: 1,
+      tokenizer: this.#tokenizer,
+      ...(stopped === undefined ? {} : { stopped }),
+      ...(sh === undefined ? {} : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }),
+    });
     return s;
   }
 }

@@ -15,7 +15,9 @@
  *                  token (0/1), zero-padded to a multiple of 4 bytes
  *   then           the index: UTF-8 JSON {"format": "deltatok-tokens", "version": 1, "tokenizer",
  *                  "records": [{"id", "offset", "count", "mask_offset", "prefix", "spans", "suffix",
- *                  "mask_source", "offsets_exact"} | {"id", "line", "error"}]}
+ *                  "mask_source", "offsets_exact"} | {"id", "line", "error"}]}, plus "stopped"
+ *                  (the summary's report) when a signal stopped the run: the records are a prefix
+ *                  of the full run's
  *   last 8 bytes   uint64 little-endian: byte offset of the index
  * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
  *
@@ -93,8 +95,8 @@ class BinaryWriter {
     return this.#file.digest();
   }
 
-  async finish(tokenizer: string, shard?: Record<string, unknown>): Promise<void> {
-    await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer, ...shard });
+  async finish(tokenizer: string, shard: Record<string, unknown> | undefined, stopped: StopReport | undefined): Promise<void> {
+    await this.#file.finish({ format: "deltatok-tokens", version: 1, tokenizer, ...(stopped === undefined ? {} : { stopped }), ...shard });
   }
 }
 
@@ -182,7 +184,7 @@ export class TokenizeSink implements TrainingSink<TokenizeSummary> {
     const trailer = sh === undefined ? undefined : { lines, summary, ...(this.#jsonl ?? (this.#bin as BinaryWriter)).digest() };
     if (trailer !== undefined) await this.#jsonl?.write({ [TRAILER_KEY]: trailer });
     await this.#jsonl?.close();
-    await this.#bin?.finish(this.#tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer });
+    await this.#bin?.finish(this.#tokenizer, sh === undefined ? undefined : { [HEADER_KEY]: sh.header, [TRAILER_KEY]: trailer }, stopped);
     return summary;
   }
 }
