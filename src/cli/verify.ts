@@ -194,7 +194,9 @@ export async function verifyCorpus(
   const t0 = performance.now();
   const file = await openCorpus(path);
   const total = file.size;
-  const progress = new Progress(o.progress);
+  // verify prints its result only at the end: progress by default even when stderr is not a
+  // terminal (a log file, CI), there one line every 10 s instead of a line redrawn every second
+  const progress = new Progress(o.progress ?? true, process.stderr.isTTY === true ? 1000 : 10_000);
   let bytes = 0;
   let lines = 0;
   let conversations = 0;
