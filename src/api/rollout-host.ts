@@ -82,7 +82,7 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
   prompt(k: number): PromptTurn {
     const prepared = this.prepared(k, true);
     this.#key = prepared.key;
-    const r = this.pipe.tokenizeCached(prepared, prepared.vars.messages as readonly unknown[], false);
+    const r = this.pipe.tokenizeCached(prepared, false);
     const last = this.pipe.engine.last;
     const ids = last?.snapshot.track.ids ?? null;
     this.#previous = this.#current?.snapshot ?? null;
