@@ -30,6 +30,8 @@ const LAYERS = [
   ["engine"],
   ["corpus"],
   ["api"],
+  // a corpus line's replay drives a Deltatok: the corpus layer's part above the API
+  ["corpus/replay"],
   ["adapters"],
   ["pool"],
   ["queue"],
