@@ -27,7 +27,7 @@ const LAYERS = [
   ["render"],
   ["tokenize"],
   ["cache"],
-  ["engine"],
+  ["splice"],
   ["corpus"],
   ["api"],
   // a corpus line's replay drives a Deltatok: the corpus layer's part above the API

@@ -18,7 +18,7 @@ import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.j
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
-import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens, type Rendered } from "../engine/engine.js";
+import { TokenSplicer, wholeText, type SplicerStats, type PromptTokens, type Rendered } from "../splice/splicer.js";
 import type { Snapshot } from "../cache/store.js";
 import { TemplateCache } from "./template-cache.js";
 import { Framing } from "./osl.js";
@@ -65,7 +65,7 @@ export interface PromptResult {
   reason?: PromptTokens["reason"];
 }
 
-export interface DeltatokStats extends EngineStats {
+export interface DeltatokStats extends SplicerStats {
   /** Milliseconds spent rendering templates. */
   renderMs: number;
   /** Milliseconds spent tokenizing (including cache work). */
@@ -111,7 +111,7 @@ export class Deltatok {
   readonly #opts: ResolvedOptions;
   readonly #loaded: LoadedTokenizer;
   readonly #encoder: TokenEncoder;
-  readonly #engine: IncrementalEngine;
+  readonly #splicer: TokenSplicer;
   readonly #chains = new ChainHasher();
   /** The message lists read last: new message objects with their content are recognised (render/messages.ts). */
   readonly #recall = new MessageRecall();
@@ -131,7 +131,7 @@ export class Deltatok {
     this.#opts = opts;
     this.#loaded = loaded;
     this.#encoder = new TokenEncoder(loaded);
-    this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes, splice: opts.incrementalSplice });
+    this.#splicer = new TokenSplicer(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes, splice: opts.incrementalSplice });
     this.#templates = new TemplateCache((source) => createRenderer(opts.renderer, source, opts.templateBudget));
     this.#framing = new Framing({
       readMessage: (m) => readMessage(m, "message", opts.maxPromptChars),
@@ -259,7 +259,7 @@ export class Deltatok {
       if (hooks !== null) text = hookRendered(hooks, wholeText(text), false).segments.join("");
       const t0 = performance.now();
       try {
-        if (how.limit === undefined) return hookTokenized(hooks, this.#engine.tokenizeFull(text, how.ids));
+        if (how.limit === undefined) return hookTokenized(hooks, this.#splicer.tokenizeFull(text, how.ids));
         const n = countTextWithin(this.#encoder, text, how.limit);
         return n === null ? null : hookTokenized(hooks, { count: n, ids: null, reused: 0, outcome: "miss" });
       } finally {
@@ -267,14 +267,14 @@ export class Deltatok {
       }
     }
     const chain = this.#chains.chain(prepared.key, prepared.messages);
-    const found = this.#engine.lookup(chain);
+    const found = this.#splicer.lookup(chain);
     const rendered =
       how.text === undefined
         ? this.#renderWith(prepared, found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments })
         : hookRendered(hooks, wholeText(how.text), false);
     const t0 = performance.now();
     try {
-      const r = how.limit === undefined ? this.#engine.tokenize(rendered, chain, how.ids, found) : this.#engine.tokenizeWithin(rendered, chain, found, how.limit, how.ref ?? null);
+      const r = how.limit === undefined ? this.#splicer.tokenize(rendered, chain, how.ids, found) : this.#splicer.tokenizeWithin(rendered, chain, found, how.limit, how.ref ?? null);
       return r === null ? null : hookTokenized(hooks, r);
     } finally {
       this.#tokenizeMs += performance.now() - t0;
@@ -341,7 +341,7 @@ export class Deltatok {
   #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
     const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as Snapshot | null });
     if (r === null) return null;
-    return { count: r.count, ref: this.#opts.mode === "full" ? null : (this.#engine.last?.snapshot ?? null) };
+    return { count: r.count, ref: this.#opts.mode === "full" ? null : (this.#splicer.last?.snapshot ?? null) };
   }
 
   /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */
@@ -603,7 +603,7 @@ export class Deltatok {
     const reusesIds = this.#opts.mode === "incremental" && this.#opts.storeIds;
     return {
       reusesIds,
-      engine: this.#engine,
+      splicer: this.#splicer,
       encoder: this.#encoder,
       prepare: (messages, p, versions) => this.#prepare(messages, p, versions ?? false),
       tokenizeCached: (prepared, withIds) => this.#tokenizeWith(prepared, { ids: withIds }) as PromptTokens,
@@ -633,12 +633,12 @@ export class Deltatok {
 
   /** Cache and work counters. */
   stats(): DeltatokStats {
-    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work }, messagesRecognised: this.#recall.recognised };
+    return { ...this.#splicer.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work }, messagesRecognised: this.#recall.recognised };
   }
 
   /** Drops every cached conversation. */
   clearCache(): void {
-    this.#engine.clear();
+    this.#splicer.clear();
   }
 
   /**

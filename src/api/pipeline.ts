@@ -4,7 +4,7 @@
  * methods account it. Internal: `Deltatok` hands it out to api/ modules only; it is not exported
  * from the package.
  */
-import type { IncrementalEngine, PromptTokens, Rendered } from "../engine/engine.js";
+import type { TokenSplicer, PromptTokens, Rendered } from "../splice/splicer.js";
 import type { ChatRenderer, MarkedRender, PreviousRender } from "../render/renderer.js";
 import type { TokenEncoder } from "../tokenize/encoder.js";
 import type { PromptOptions } from "./options.js";
@@ -27,7 +27,7 @@ export interface Prepared {
 export interface Pipeline {
   /** Whether requests reuse the cache (mode incremental with ids stored). */
   readonly reusesIds: boolean;
-  readonly engine: IncrementalEngine;
+  readonly splicer: TokenSplicer;
   readonly encoder: TokenEncoder;
   /** Validates and prepares a request; with `versions`, `messages` are snapshots read already (their content versions). */
   prepare(messages: readonly unknown[], p: PromptOptions, versions?: readonly number[]): Prepared;

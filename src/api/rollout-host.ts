@@ -3,9 +3,9 @@
  * appended, and the reference one, rendering and encoding every text whole. They implement the
  * same definitions (P_k, R_k, X_k, the canonical completion) and must give the same rollout.
  */
-import { commonPrefix, textRange } from "../engine/engine.js";
+import { commonPrefix, textRange } from "../splice/splicer.js";
 import type { Snapshot } from "../cache/store.js";
-import type { LastCommit } from "../engine/engine.js";
+import type { LastCommit } from "../splice/splicer.js";
 import type { PromptOptions } from "./options.js";
 import type { Pipeline } from "./pipeline.js";
 import type { CompletionTurn, PromptTexts, PromptTurn, RolloutHost } from "./rollout.js";
@@ -83,7 +83,7 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
     const prepared = this.prepared(k, true);
     this.#key = prepared.key;
     const r = this.pipe.tokenizeCached(prepared, false);
-    const last = this.pipe.engine.last;
+    const last = this.pipe.splicer.last;
     const ids = last?.snapshot.track.ids ?? null;
     this.#previous = this.#current?.snapshot ?? null;
     if (last === null || ids === null || last.snapshot.count !== r.count) {
@@ -108,7 +108,7 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
     for (const s of r.segments) length += s.length;
     const h = commonPrefix(snap, r);
     const t0 = performance.now();
-    const cont = this.pipe.engine.continuation(at.found, h, textRange(r.segments, h, length));
+    const cont = this.pipe.splicer.continuation(at.found, h, textRange(r.segments, h, length));
     this.pipe.chargeTokenize(performance.now() - t0);
     const nb = cont.bounds.ends.length;
     const lastEnd = nb > 0 ? (cont.bounds.ends[nb - 1] as number) : -1;
@@ -121,7 +121,7 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
       const ids = cont.ids.slice(n - cont.before, eotTok - cont.before);
       // R_k becomes the conversation's snapshot: the sequence holds its ids up to the first
       // difference between the completion used and the canonical one
-      const kept = this.pipe.engine.commitContinuation(cont, r, this.pipe.chain(this.#key, this.messages.slice(0, k + 1)));
+      const kept = this.pipe.splicer.commitContinuation(cont, r, this.pipe.chain(this.#key, this.messages.slice(0, k + 1)));
       if (kept !== null) {
         this.#base = kept.snapshot;
         const c = sampled ?? ids;

@@ -8,7 +8,7 @@ import type { ErrorRecord } from "../errors.js";
 import type { SharedTokenizer } from "../load/index.js";
 import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
 import type { DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
-import type { FallbackReason, Outcome } from "../engine/engine.js";
+import type { FallbackReason, Outcome } from "../splice/splicer.js";
 import type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome } from "../corpus/replay.js";
 
 export type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome } from "../corpus/replay.js";

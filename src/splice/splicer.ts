@@ -57,7 +57,7 @@ export interface PromptTokens {
   reason?: FallbackReason;
 }
 
-export interface EngineStats {
+export interface SplicerStats {
   requests: number;
   /** Requests whose render equalled a cached one exactly. */
   hits: number;
@@ -76,7 +76,7 @@ export interface EngineStats {
   evictions: number;
 }
 
-export interface EngineOptions {
+export interface SplicerOptions {
   /** Keep token ids in the cache (needed to return ids). false = counts-only. */
   storeIds: boolean;
   /** Cache bound in bytes. */
@@ -118,7 +118,7 @@ export interface Continuation {
   readonly boundIds: Uint32Array;
 }
 
-export class IncrementalEngine {
+export class TokenSplicer {
   readonly #enc: TokenEncoder;
   readonly #store: ConversationStore;
   readonly #storeIds: boolean;
@@ -133,7 +133,7 @@ export class IncrementalEngine {
   #encoded = 0;
   #last: LastCommit | null = null;
 
-  constructor(encoder: TokenEncoder, options: EngineOptions) {
+  constructor(encoder: TokenEncoder, options: SplicerOptions) {
     this.#enc = encoder;
     this.#storeIds = options.storeIds;
     this.#store = new ConversationStore({ maxBytes: options.maxBytes });
@@ -363,7 +363,7 @@ export class IncrementalEngine {
     return { count: out.length, ids: wantIds ? Uint32Array.from(out) : null, reused: 0, outcome: "miss" };
   }
 
-  stats(): EngineStats {
+  stats(): SplicerStats {
     return {
       requests: this.#requests,
       hits: this.#hits,
