@@ -23,7 +23,7 @@ const chainOf = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => Bi
 function rendered(engine: TokenSplicer, text: string, chain: bigint[], segmented: boolean): Rendered {
   if (!segmented) return wholeText(text);
   const segments = text.split(/(?<=<\|im_end\|>\n)/);
-  const prev = engine.lookup(chain)?.snapshot.segments ?? [];
+  const prev = engine.lookup(chain)?.cached.segments ?? [];
   let reused = 0;
   while (reused < Math.min(prev.length, segments.length) && prev[reused] === segments[reused]) reused++;
   return { segments, reusedSegments: reused, trace: null, traceBytes: 0 };
@@ -148,17 +148,17 @@ test("a growing conversation keeps one track and extends it in place", () => {
   const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "S"], ["user", "q0"]];
   check(engine, render(msgs), chainOf(2), true, true);
-  const track = engine.lookup(chainOf(2))?.snapshot.track;
+  const track = engine.lookup(chainOf(2))?.cached.track;
   for (let i = 1; i < 6; i++) {
     msgs.push(["assistant", `a${i}`], ["user", `q${i}`]);
     check(engine, render(msgs), chainOf(msgs.length), true, true);
-    assert.equal(engine.lookup(chainOf(msgs.length))?.snapshot.track, track, "same track object");
+    assert.equal(engine.lookup(chainOf(msgs.length))?.cached.track, track, "same track object");
   }
   // a branch from an earlier point copies, leaving the main line intact
   const branch: Array<[string, string]> = [...msgs.slice(0, 4), ["user", "other"]];
   const bchain = [...chainOf(4), 999n];
   check(engine, render(branch), bchain, true, true);
-  assert.notEqual(engine.lookup(bchain)?.snapshot.track, track);
+  assert.notEqual(engine.lookup(bchain)?.cached.track, track);
   check(engine, render(msgs), chainOf(msgs.length), true, true);
 });
 

@@ -19,7 +19,7 @@ import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
 import { TokenSplicer, wholeText, type SplicerStats, type PromptTokens, type Rendered } from "../splice/splicer.js";
-import type { Snapshot } from "../cache/store.js";
+import type { CachedRender } from "../cache/store.js";
 import { TemplateCache } from "./template-cache.js";
 import { Framing } from "./osl.js";
 import { checkLimit, countTextWithin, trimToFit, TrimMemo, type BudgetHost, type TrimOptions, type TrimResult } from "./budget.js";
@@ -102,7 +102,7 @@ interface TokenizeHow {
   /** Stop encoding once the count passes this (fits, trimToFit): null past it, nothing stored. */
   readonly limit?: number;
   /** trimToFit's reference snapshot, whose text may end as this render does (engine.tokenizeWithin). */
-  readonly ref?: Snapshot | null;
+  readonly ref?: CachedRender | null;
   /** A render the caller made already (a trajectory's marked render), tokenized as a whole render. */
   readonly text?: string;
 }
@@ -270,7 +270,7 @@ export class Deltatok {
     const found = this.#splicer.lookup(chain);
     const rendered =
       how.text === undefined
-        ? this.#renderWith(prepared, found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments })
+        ? this.#renderWith(prepared, found === undefined ? null : { trace: found.cached.trace, segments: found.cached.segments })
         : hookRendered(hooks, wholeText(how.text), false);
     const t0 = performance.now();
     try {
@@ -339,9 +339,9 @@ export class Deltatok {
    * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
    */
   #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
-    const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as Snapshot | null });
+    const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as CachedRender | null });
     if (r === null) return null;
-    return { count: r.count, ref: this.#opts.mode === "full" ? null : (this.#splicer.last?.snapshot ?? null) };
+    return { count: r.count, ref: this.#opts.mode === "full" ? null : (this.#splicer.last?.cached ?? null) };
   }
 
   /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */

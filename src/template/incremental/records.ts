@@ -12,8 +12,8 @@ import type { TrackedLoop } from "./loop.js";
 import { loopAttr } from "../jinja/methods.js";
 import { MISSING, Undefined } from "../jinja/values.js";
 import { P_SLICE, P_REV, NOTFOUND, Path, PathSpace, SeqView, DictViewOf, seqLen } from "./paths.js";
-import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_UNDEF, S_MISSING, SV, SV_MISSING } from "./snapshot.js";
-import type { Tracker } from "./track.js";
+import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_UNDEF, S_MISSING, SV, SV_MISSING } from "./observed.js";
+import type { Tracker } from "./tracker.js";
 
 // ---- records ---------------------------------------------------------------------------------
 
@@ -73,19 +73,19 @@ export class Rec {
   /** match key: the item path, or the iteration index (top level: statement index) */
   readonly key: unknown;
   /** observations: [kind, m, a, b, c] × n */
-  o: unknown[] = [];
+  observations: unknown[] = [];
   loops: LoopEntry[] | null = null;
   out = "";
   /** writes: [kind, a, b, c] × n (including nested units', in order) */
-  w: unknown[] | null = null;
+  writes: unknown[] | null = null;
   /** generation spans relative to the unit's start: [start, length] × n */
-  g: number[] | null = null;
+  generation: number[] | null = null;
   steps = 0;
   /** build units the unit charged (RenderState.built) */
   built = 0;
   chunks = 0;
-  ctl = 0;
-  ae = false;
+  control = 0;
+  autoescape = false;
   bad = false;
   /** has condition/set observations re-evaluated in the unit's scope */
   scoped = false;
@@ -96,10 +96,10 @@ export class Rec {
   stale = false;
   bytes = 0;
   /** its observations without the reads inside item `fdItem` (see itemProof); computed once */
-  fd: unknown[] | undefined = undefined;
-  fdItem: Path | null = null;
+  outsideItem: unknown[] | undefined = undefined;
+  outsideItemPath: Path | null = null;
   /** when `fd` reads only state (no position, no data): the id of its content (PathSpace.listId), else -1 */
-  fdList = -1;
+  outsideItemList = -1;
   constructor(depth: number, key: unknown) {
     this.depth = depth;
     this.key = key;
@@ -155,9 +155,9 @@ export function emptyStats(): IncrementalStats {
  * A unit being executed (or about to be validated). Frames are pooled by depth: a replayed
  * iteration leaves nothing behind, an executed one hands its recordings to a new Rec.
  */
-export class Frame {
+export class UnitFrame {
   depth = 0;
-  parent: Frame | null = null;
+  parent: UnitFrame | null = null;
   /** statement index (top level) or loop ordinal in the parent */
   ord = 0;
   /** match key: item path or iteration index */
@@ -174,20 +174,20 @@ export class Frame {
   steps0 = 0;
   built0 = 0;
   chunks0 = 0;
-  ae = false;
+  autoescape = false;
   bad = false;
   /** `set`s of total integer expressions: [observation index, slot, serial of the write] × n */
   lazy: number[] | null = null;
   /** this unit (or one nested in it) created or wrote a namespace */
   nsWrites = false;
   /** recordings: observations, writes, generation spans, loops */
-  o: unknown[] = [];
-  w: unknown[] | null = null;
-  g: number[] | null = null;
+  observations: unknown[] = [];
+  writes: unknown[] | null = null;
+  generation: number[] | null = null;
   loops: LoopEntry[] | null = null;
   private idStr: string | null = null;
 
-  reset(depth: number, parent: Frame | null, ord: number, key: unknown): void {
+  reset(depth: number, parent: UnitFrame | null, ord: number, key: unknown): void {
     this.depth = depth;
     this.parent = parent;
     this.ord = ord;
@@ -202,9 +202,9 @@ export class Frame {
     this.bad = false;
     this.lazy = null;
     this.nsWrites = false;
-    this.o.length = 0;
-    this.w = null;
-    this.g = null;
+    this.observations.length = 0;
+    this.writes = null;
+    this.generation = null;
     this.loops = null;
     this.idStr = null;
   }
@@ -236,28 +236,28 @@ export class Frame {
       for (let i = 0; i < lz.length; i += 3) {
         const at = lz[i] as number;
         if ((readAt[lz[i + 1] as number] ?? -1) >= (lz[i + 2] as number)) continue;
-        const fine = this.o[at + 4] as unknown[];
+        const fine = this.observations[at + 4] as unknown[];
         const kept: unknown[] = [];
         for (let j = 0; j < fine.length; j += 5) if (fine[j] !== O_LEN && fine[j] !== O_LOOP) kept.push(fine[j], fine[j + 1], fine[j + 2], fine[j + 3], fine[j + 4]);
-        this.o[at] = O_UNUSED;
-        this.o[at + 4] = kept;
+        this.observations[at] = O_UNUSED;
+        this.observations[at + 4] = kept;
       }
     }
     const r = new Rec(this.depth, this.key);
-    r.o = this.o;
-    this.o = [];
+    r.observations = this.observations;
+    this.observations = [];
     r.loops = this.loops;
-    r.w = this.w;
-    r.g = this.g;
+    r.writes = this.writes;
+    r.generation = this.generation;
     r.out = out;
     r.steps = steps;
     r.built = built;
     r.chunks = chunks;
-    r.ctl = ctl;
-    r.ae = this.ae;
+    r.control = ctl;
+    r.autoescape = this.autoescape;
     r.bad = this.bad;
-    for (let i = 0; i < r.o.length; i += 5) {
-      if (r.o[i] === O_COND || r.o[i] === O_SETV) {
+    for (let i = 0; i < r.observations.length; i += 5) {
+      if (r.observations[i] === O_COND || r.observations[i] === O_SETV) {
         r.scoped = true;
         break;
       }
@@ -296,7 +296,7 @@ export function under(p: Path, item: Path): boolean {
 }
 
 /**
- * Observations `o` for an unchanged `item` (Rec.fd): without the data observations of paths under
+ * Observations for an unchanged `item` (Rec.outsideItem): without the data observations of paths under
  * `item`, and with state observations (root slots, context names, namespace attributes) whose
  * recorded value has a key interned as O_CACHED — also inside condition and set observations'
  * inputs. The same array when nothing changes.
@@ -435,14 +435,14 @@ export function voidKind(r: Rec): number {
   let v = voidMemo.get(r) ?? VOID_UNKNOWN;
   if (v === VOID_UNKNOWN) {
     v = VOID_NO;
-    if (r.out === "" && r.g === null && !r.bad && !r.stale && r.ctl === 0 && r.loops === null) {
-      if (r.w === null) {
-        if (dataOnly(r.o, -1)) v = VOID_YES;
-      } else if (dataOnly(r.o, r.depth - 1)) {
+    if (r.out === "" && r.generation === null && !r.bad && !r.stale && r.control === 0 && r.loops === null) {
+      if (r.writes === null) {
+        if (dataOnly(r.observations, -1)) v = VOID_YES;
+      } else if (dataOnly(r.observations, r.depth - 1)) {
         const keys = new Set<unknown>();
-        for (let i = 0; i < r.o.length; i += 5) if (r.o[i] === O_RSLOT) keys.add((r.o[i + 3] as SV).a);
+        for (let i = 0; i < r.observations.length; i += 5) if (r.observations[i] === O_RSLOT) keys.add((r.observations[i + 3] as SV).a);
         let ok = true;
-        for (let i = 0; i < r.w.length && ok; i += 4) ok = r.w[i] === W_NSSET && keys.has(r.w[i + 1]) && !(r.w[i + 3] instanceof SV);
+        for (let i = 0; i < r.writes.length && ok; i += 4) ok = r.writes[i] === W_NSSET && keys.has(r.writes[i + 1]) && !(r.writes[i + 3] instanceof SV);
         if (ok) v = VOID_RELATIVE;
       }
     }
@@ -555,14 +555,14 @@ export function loopAttrNow(lc: TrackedLoop, attr: string, tk: Tracker): unknown
 
 /** Estimated bytes held by a record (and what it nests). */
 export function recBytes(r: Rec): number {
-  let b = 96 + r.out.length * 2 + (r.w === null ? 0 : r.w.length * 8) + (r.g === null ? 0 : r.g.length * 8);
-  let obs = r.o.length * 8;
-  for (let i = 0; i < r.o.length; i += 5) {
-    const k = r.o[i];
+  let b = 96 + r.out.length * 2 + (r.writes === null ? 0 : r.writes.length * 8) + (r.generation === null ? 0 : r.generation.length * 8);
+  let obs = r.observations.length * 8;
+  for (let i = 0; i < r.observations.length; i += 5) {
+    const k = r.observations[i];
     if (k === O_WHOLE) b += 64;
-    else if (k === O_COND || k === O_SETV || k === O_UNUSED) obs += (r.o[i + 4] as unknown[]).length * 8;
+    else if (k === O_COND || k === O_SETV || k === O_UNUSED) obs += (r.observations[i + 4] as unknown[]).length * 8;
   }
-  // the observations, and room for their copy without an unchanged item's reads (Rec.fd)
+  // the observations, and room for their copy without an unchanged item's reads (Rec.outsideItem)
   b += 2 * obs;
   if (r.loops !== null) for (const l of r.loops) for (const it of l.iters) b += it.bytes + 8;
   return b;
