@@ -1,7 +1,8 @@
 /**
  * What a tracked render keeps: observation and write codes, records of units (Rec), loop entries,
- * the trace handed back to the caller, unit frames, work counters, and the pure helpers that
- * classify observations (shared by recording, validation and replay).
+ * the trace handed back to the caller, unit frames, work counters, the pure helpers that
+ * classify observations (shared by recording, validation and replay), and the readable form of
+ * a trace: typed observations and writes decoded from the packed arrays, `Trace.describe()`.
  *
  * Layer: template/incremental.
  */
@@ -11,8 +12,8 @@ import { sliceBounds, type Act, type RenderState } from "../jinja/runtime.js";
 import type { TrackedLoop } from "./loop.js";
 import { loopAttr } from "../jinja/methods.js";
 import { MISSING, Undefined } from "../jinja/values.js";
-import { P_SLICE, P_REV, NOTFOUND, Path, PathSpace, SeqView, DictViewOf, seqLen } from "./paths.js";
-import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_UNDEF, S_MISSING, SV, SV_MISSING } from "./observed.js";
+import { P_CTX, P_ITEM, P_SLICE, P_REV, P_VIEW, P_LOOPITEM, NOTFOUND, Path, PathSpace, SeqView, DictViewOf, seqLen } from "./paths.js";
+import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_MACRO, S_DEEP, S_IDENT, S_UNDEF, S_MISSING, S_NEVER, SV, SV_MISSING } from "./observed.js";
 import type { Tracker } from "./tracker.js";
 
 // ---- records ---------------------------------------------------------------------------------
@@ -123,6 +124,11 @@ export class Trace {
      */
     readonly untracked = false,
   ) {}
+
+  /** The trace in readable form, one line per unit, observation, write and loop (debugging). */
+  describe(): string {
+    return describeTrace(this);
+  }
 }
 
 /** Counters of one incremental render. */
@@ -566,4 +572,210 @@ export function recBytes(r: Rec): number {
   b += 2 * obs;
   if (r.loops !== null) for (const l of r.loops) for (const it of l.iters) b += it.bytes + 8;
   return b;
+}
+
+// ---- readable form ----------------------------------------------------------------------------
+// Records keep observations packed ([kind, m, a, b, c] × n) and writes packed ([kind, a, b, c] × n)
+// for speed; these decode them into named fields, for tests and for reading a trace.
+
+/** One observation of a record, decoded. `recorded`: the value (or shape) it saw. */
+export type Observation =
+  /** caller data reached by a path: its shape (value), length, truth, keys, or the whole value */
+  | { readonly kind: "value" | "length" | "truth" | "keys" | "whole"; readonly path: string; readonly recorded: unknown }
+  /** a variable's activation slot, `depth`: the unit that wrote it (-1: before the render) */
+  | { readonly kind: "slot"; readonly depth: number; readonly slot: number; readonly recorded: unknown; readonly namespaceRef: boolean }
+  /** a name resolved in the context */
+  | { readonly kind: "name"; readonly depth: number; readonly name: string; readonly recorded: unknown }
+  | { readonly kind: "namespace-attribute"; readonly depth: number; readonly namespace: unknown; readonly attribute: string; readonly recorded: unknown }
+  | { readonly kind: "loop-attribute"; readonly loop: number; readonly attribute: string; readonly recorded: unknown }
+  /** strftime_now(format) */
+  | { readonly kind: "clock"; readonly format: string; readonly recorded: unknown }
+  /** a test or `set` value re-evaluated at validation, with the observations of its inputs */
+  | { readonly kind: "condition" | "set-value" | "unused-set" | "position-condition"; readonly id: unknown; readonly recorded: unknown; readonly inputs: readonly Observation[] }
+  /** a state observation interned in the trace's path space (PathSpace.checkId) */
+  | { readonly kind: "cached"; readonly depth: number; readonly id: number };
+
+/** A write of a record that outlives its unit, decoded. */
+export type Write =
+  | { readonly kind: "root"; readonly slot: number; readonly name: string; readonly value: unknown }
+  | { readonly kind: "namespace-new"; readonly namespace: unknown; readonly names: unknown; readonly values: unknown }
+  | { readonly kind: "namespace-set"; readonly namespace: unknown; readonly attribute: string; readonly value: unknown };
+
+/** A path to caller data as text: `messages[3]["content"]`, `reversed(messages)`, `loop1.item`. */
+export function pathText(p: Path): string {
+  const parent = p.parent === null ? "" : pathText(p.parent);
+  switch (p.op) {
+    case P_CTX:
+      return String(p.key);
+    case P_ITEM:
+      return `${parent}[${JSON.stringify(p.key) ?? String(p.key)}]`;
+    case P_SLICE:
+      return `${parent}[${(p.sargs ?? []).map((x) => (x === null || x === undefined ? "" : String(x))).join(":")}]`;
+    case P_REV:
+      return `reversed(${parent})`;
+    case P_VIEW:
+      return `${parent}.${String(p.key)}()`;
+    case P_LOOPITEM:
+      return `loop${String(p.key)}.item`;
+    default:
+      return `${parent}?${p.op}`;
+  }
+}
+
+/** The observations of a packed array (a record's `observations`), decoded. */
+export function observationsOf(packed: readonly unknown[]): Observation[] {
+  const out: Observation[] = [];
+  for (let i = 0; i + 4 < packed.length; i += 5) {
+    const kind = packed[i] as number;
+    const m = packed[i + 1] as number;
+    const a = packed[i + 2];
+    const b = packed[i + 3];
+    const c = packed[i + 4];
+    const path = a instanceof Path ? pathText(a) : String(a);
+    switch (kind) {
+      case O_VAL:
+        out.push({ kind: "value", path, recorded: b });
+        break;
+      case O_LEN:
+        out.push({ kind: "length", path, recorded: b });
+        break;
+      case O_TRUTH:
+        out.push({ kind: "truth", path, recorded: b });
+        break;
+      case O_KEYS:
+        out.push({ kind: "keys", path, recorded: b });
+        break;
+      case O_WHOLE:
+        out.push({ kind: "whole", path, recorded: b });
+        break;
+      case O_RSLOT:
+        out.push({ kind: "slot", depth: m, slot: a as number, recorded: b, namespaceRef: c === NSREF });
+        break;
+      case O_RESOLVE:
+        out.push({ kind: "name", depth: m, name: String(a), recorded: b });
+        break;
+      case O_NSATTR:
+        out.push({ kind: "namespace-attribute", depth: m, namespace: a, attribute: String(b), recorded: c });
+        break;
+      case O_LOOP:
+        out.push({ kind: "loop-attribute", loop: a as number, attribute: String(b), recorded: c });
+        break;
+      case O_NOW:
+        out.push({ kind: "clock", format: String(a), recorded: b });
+        break;
+      case O_COND:
+      case O_SETV:
+      case O_UNUSED:
+      case O_PCOND: {
+        const name = kind === O_COND ? "condition" : kind === O_SETV ? "set-value" : kind === O_UNUSED ? "unused-set" : "position-condition";
+        out.push({ kind: name, id: a, recorded: b, inputs: Array.isArray(c) ? observationsOf(c) : [] });
+        break;
+      }
+      case O_CACHED:
+        out.push({ kind: "cached", depth: m, id: a as number });
+        break;
+      default:
+        throw new Error(`observationsOf: unknown observation kind ${kind}`);
+    }
+  }
+  return out;
+}
+
+/** The writes of a packed array (a record's `writes`), decoded. */
+export function writesOf(packed: readonly unknown[] | null): Write[] {
+  const out: Write[] = [];
+  if (packed === null) return out;
+  for (let i = 0; i + 3 < packed.length; i += 4) {
+    const kind = packed[i];
+    const a = packed[i + 1];
+    const b = packed[i + 2];
+    const c = packed[i + 3];
+    if (kind === W_ROOT) out.push({ kind: "root", slot: a as number, name: String(b), value: c });
+    else if (kind === W_NSNEW) out.push({ kind: "namespace-new", namespace: a, names: b, values: c });
+    else if (kind === W_NSSET) out.push({ kind: "namespace-set", namespace: a, attribute: String(b), value: c });
+    else throw new Error(`writesOf: unknown write kind ${String(kind)}`);
+  }
+  return out;
+}
+
+/** How a state value (SV) was recorded, by its tag. */
+const SV_TAGS = new Map<number, string>([
+  [S_PATH, "caller data by path"],
+  [S_NS, "namespace"],
+  [S_MACRO, "macro"],
+  [S_DEEP, "deep copy"],
+  [S_IDENT, "template object"],
+  [S_UNDEF, "undefined"],
+  [S_MISSING, "missing"],
+  [S_NEVER, "not comparable"],
+]);
+
+/** A recorded value, short: primitives as JSON (cut at 60 characters), containers by kind. */
+function shown(v: unknown): string {
+  if (v === TAG_LIST) return "<list>";
+  if (v === TAG_TUPLE) return "<tuple>";
+  if (v === TAG_DICT) return "<dict>";
+  if (v === undefined) return "undefined";
+  if (typeof v === "symbol") return `<${v.description ?? "symbol"}>`;
+  if (typeof v === "bigint") return `${v}n`;
+  if (v instanceof SV) return `<${SV_TAGS.get(v.tag) ?? `state ${v.tag}`}>`;
+  if (v instanceof PyFloat) return `${v.value}.0`;
+  if (Array.isArray(v)) return `<${v.length} items>`;
+  if (typeof v === "object" && v !== null) return `<${v.constructor?.name ?? "object"}>`;
+  const t = JSON.stringify(v) ?? String(v);
+  return t.length > 60 ? `${t.slice(0, 57)}...` : t;
+}
+
+function observationLine(o: Observation): string {
+  switch (o.kind) {
+    case "value":
+    case "length":
+    case "truth":
+    case "keys":
+    case "whole":
+      return `${o.kind} ${o.path} = ${shown(o.recorded)}`;
+    case "slot":
+      return `slot ${o.slot}${o.namespaceRef ? " (namespace)" : ""} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "name":
+      return `name ${o.name} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "namespace-attribute":
+      return `namespace ${shown(o.namespace)}.${o.attribute} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "loop-attribute":
+      return `loop${o.loop}.${o.attribute} = ${shown(o.recorded)}`;
+    case "clock":
+      return `strftime_now(${JSON.stringify(o.format)}) = ${shown(o.recorded)}`;
+    case "cached":
+      return `cached state observation #${o.id} from unit depth ${o.depth}`;
+    default:
+      return `${o.kind} #${shown(o.id)} = ${shown(o.recorded)} (${o.inputs.length} inputs)`;
+  }
+}
+
+function describeRec(r: Rec, label: string, indent: string, out: string[]): void {
+  const flags = [r.autoescape ? "autoescape" : "", r.control !== 0 ? `control ${r.control}` : "", r.bad ? "not replayable" : "", r.stale ? "stale" : ""].filter((x) => x !== "");
+  out.push(`${indent}${label} key ${r.key instanceof Path ? pathText(r.key) : shown(r.key)}: ${r.out.length} chars, ${r.steps} steps${flags.length > 0 ? `, ${flags.join(", ")}` : ""}`);
+  for (const o of observationsOf(r.observations)) {
+    out.push(`${indent}  reads ${observationLine(o)}`);
+    if ("inputs" in o) for (const x of o.inputs) out.push(`${indent}    input ${observationLine(x)}`);
+  }
+  for (const w of writesOf(r.writes)) {
+    if (w.kind === "root") out.push(`${indent}  writes ${w.name} (slot ${w.slot}) = ${shown(w.value)}`);
+    else if (w.kind === "namespace-new") out.push(`${indent}  creates namespace ${shown(w.namespace)}`);
+    else out.push(`${indent}  writes namespace ${shown(w.namespace)}.${w.attribute} = ${shown(w.value)}`);
+  }
+  if (r.generation !== null) for (let i = 0; i + 1 < r.generation.length; i += 2) out.push(`${indent}  generation span at ${r.generation[i]}, ${r.generation[i + 1]} chars`);
+  for (const l of r.loops ?? []) {
+    out.push(`${indent}  loop (node ${l.node}): ${l.iters.length} iterations`);
+    l.iters.forEach((it, j) => describeRec(it, `iteration ${j}`, `${indent}    `, out));
+  }
+}
+
+/** A trace in readable form (Trace.describe). */
+export function describeTrace(t: Trace): string {
+  const out = [`trace: ${t.top.length} units, ${t.bytes} bytes, ${t.segmentCount} segments${t.untracked ? ", untracked (past its tracking bound)" : ""}`];
+  t.top.forEach((r, i) => {
+    if (r === null) out.push(`unit ${i}: not recorded`);
+    else describeRec(r, `unit ${i}`, "", out);
+  });
+  return out.join("\n");
 }
