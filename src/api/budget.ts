@@ -1,8 +1,8 @@
 /**
  * Context budgets: whether a prompt fits a token limit (`fits`), and which oldest turns to drop
  * so that it does (`trimToFit`). Both answer exactly what `countPrompt(...) <= limit` answers,
- * through the same incremental engine; the engine stops encoding once a prompt passes the limit
- * (IncrementalEngine.tokenizeWithin). DESIGN.md, "Context budgets", has the algorithm.
+ * through the same tokenize step; the splicer stops encoding once a prompt passes the limit
+ * (TokenSplicer.tokenizeWithin). DESIGN.md, "Context budgets", has the algorithm.
  */
 import { DeltatokError } from "../errors.js";
 import { SeamError, TokenEncoder, newBoundaries } from "../tokenize/encoder.js";
@@ -46,7 +46,7 @@ export interface BudgetHost {
    * reused). With a count, the reference of this prompt's snapshot.
    */
   within(messages: readonly unknown[], versions: readonly number[], options: PromptOptions, limit: number, ref?: unknown): { count: number; ref: unknown } | null;
-  /** Where trims are remembered across calls (per engine). */
+  /** Where trims are remembered across calls (per Deltatok). */
   memo: TrimMemo;
 }
 
@@ -168,7 +168,7 @@ export function trimPlan(messages: readonly unknown[], policy: TrimPolicy, keepF
 /**
  * trimToFit: the fewest units (of the plan) dropped, oldest first, for the prompt to fit `limit`:
  * the kept messages fit, and keeping one more unit (the newest one dropped) would not. Starts at
- * the unit where the last trim of this engine cut (the usual case in an agent loop: the kept
+ * the unit where the last trim of this Deltatok cut (the usual case in an agent loop: the kept
  * list extends the one counted last turn, so its count costs what was appended), gallops from
  * there, then bisects; every count is exact, and a candidate over the limit stops its encoding
  * once past it.

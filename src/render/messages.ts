@@ -336,7 +336,7 @@ function entrySize(x: unknown, copied: unknown, depth: number): number {
  * snapshot and content version, exactly as the same object passed again unchanged does. That is
  * exact because a snapshot is never written after it is made and holds what was read, and
  * nothing is recorded about the new object: passed again (changed or not) it is compared again
- * (DESIGN.md, "Incremental rendering"). Hold one per engine: it keeps its
+ * (DESIGN.md, "Incremental rendering"). Hold one per Deltatok: it keeps its
  * lists alive.
  */
 export class MessageRecall {
