@@ -27,7 +27,6 @@ import { inShard, type ShardSpec } from "./shard.js";
  * compared are configured differently).
  */
 export type Stage = "render" | "splice" | "encoder" | "unattributed";
-export const STAGES: readonly Stage[] = ["render", "splice", "encoder", "unattributed"];
 
 /**
  * The third stage's reference: the ids of a text (add_special_tokens=False) from an encoder the

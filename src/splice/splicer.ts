@@ -34,8 +34,6 @@ export type FallbackReason =
   /** ids were requested from a counts-only cache */
   | "ids_not_stored";
 
-export const FALLBACK_REASONS: readonly FallbackReason[] = ["no_safe_boundary", "seam_mismatch", "ids_not_stored"];
-
 /** A rendered prompt as the renderer produced it. */
 export interface Rendered {
   /** The text, in pieces (one piece for a renderer that is not incremental). */
