@@ -166,3 +166,49 @@ test("a tiktoken directory of no known family and no pattern: DT_TOKENIZER_PATTE
   const text = readFileSync(formatFixturePath("glm4", "tokenization_chatglm.py"), "utf8");
   assert.equal(loaded.tokenizer.decode(loaded.tokenizer.encode(text)), text);
 });
+
+test("OpenAI encodings by name: found in the npm tiktoken package, ids equal tiktoken's (its WASM build of the Rust crate) with every special allowed", async () => {
+  const { get_encoding } = await import("tiktoken");
+  const texts = formatTexts();
+  const all = [...texts.corpus, ...texts.hostile];
+  for (const name of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"] as const) {
+    const loaded = await loadTokenizer(name, { env: {} });
+    assert.equal(loaded.origin, "encoding");
+    assert.ok(loaded.patterns.notes[0]?.includes("npm tiktoken"), loaded.patterns.notes.join("; "));
+    const ref = get_encoding(name);
+    try {
+      let differ = 0;
+      for (const text of all) {
+        const want = Array.from(ref.encode(text, "all"));
+        const got = loaded.tokenizer.encode(text);
+        if (JSON.stringify(got) !== JSON.stringify(want)) differ++;
+      }
+      assert.equal(differ, 0, `${name}: ${differ} of ${all.length} texts differ`);
+    } finally {
+      ref.free();
+    }
+  }
+});
+
+test("OpenAI encodings: DELTATOK_TIKTOKEN_DIR first; a file that is not the published one, or none anywhere, is a coded error", async () => {
+  const { npmRanksToRankFile } = await import("../src/load/formats/openai-encodings.js");
+  const { createRequire } = await import("node:module");
+  const npm = createRequire(import.meta.url).resolve("tiktoken/encoders/r50k_base.json");
+  const bytes = npmRanksToRankFile((JSON.parse(readFileSync(npm, "utf8")) as { bpe_ranks: string }).bpe_ranks, npm);
+  const dir = mkdtempSync(join(tmpdir(), "deltatok-encodings-"));
+  writeFileSync(join(dir, "r50k_base.tiktoken"), bytes);
+  const loaded = await loadTokenizer("r50k_base", { env: { DELTATOK_TIKTOKEN_DIR: dir } });
+  assert.ok(loaded.patterns.notes[0]?.includes("DELTATOK_TIKTOKEN_DIR"));
+  assert.deepEqual(loaded.tokenizer.encode("hello world<|endoftext|>"), [31373, 995, 50256]);
+  writeFileSync(join(dir, "r50k_base.tiktoken"), bytes.subarray(0, bytes.length - 100));
+  await assert.rejects(loadTokenizer("r50k_base", { env: { DELTATOK_TIKTOKEN_DIR: dir } }), { code: "DT_TOKENIZER_INVALID" });
+  const { loadTokenizerWith } = await import("../src/load/load.js");
+  const noNpm = () => {
+    throw new Error("not installed");
+  };
+  await assert.rejects(loadTokenizerWith("cl100k_base", { env: { TIKTOKEN_CACHE_DIR: dir } }, noNpm), (e: unknown) => {
+    assert.equal((e as { code?: string }).code, "DT_TOKENIZER_NOT_FOUND");
+    assert.match((e as Error).message, /DELTATOK_TIKTOKEN_DIR/);
+    return true;
+  });
+});

@@ -106,6 +106,7 @@ stderr, exit 143 / 130. A second signal kills at once.
 const OPTIONS = {
   tokenizer: { type: "string" },
   template: { type: "string" },
+  pattern: { type: "string" },
   "chat-template-kwargs": { type: "string" },
   date: { type: "string" },
   "parse-tool-arguments": { type: "boolean" },
@@ -158,6 +159,7 @@ function engineOptions(v: Values): DeltatokOptions {
   const o: DeltatokOptions = {};
   if (v.tokenizer !== undefined) o.tokenizer = v.tokenizer;
   if (v.template !== undefined) o.chatTemplateFile = v.template;
+  if (v.pattern !== undefined) o.pattern = v.pattern;
   if (v.date !== undefined) o.date = v.date;
   if (v.mode !== undefined) {
     if (v.mode !== "incremental" && v.mode !== "full") throw new UsageError(`--mode must be incremental or full, got ${v.mode}`);
@@ -251,6 +253,7 @@ async function shardOutput(command: ShardCommand, file: string, spec: ShardSpec,
   const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
   const settings: Record<string, unknown> = {
     tokenizer: v.tokenizer ?? DEFAULTS.tokenizer,
+    ...(v.pattern === undefined ? {} : { pattern: v.pattern }),
     template,
     date: v.date ?? today,
     mode: v.mode ?? DEFAULTS.mode,

@@ -22,7 +22,7 @@ import type { ModuleResolver } from "./bundled.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
 import { parseJsonBytes, readBytes } from "./json-text.js";
-import { resolveSpec } from "./resolve.js";
+import { resolveSpec, type ResolvedSpec } from "./resolve.js";
 import { configForRuntime, resolveSpecialTokens, specialTokenVariables } from "./special-tokens.js";
 import {
   CHAT_TEMPLATE_DIR,
@@ -38,7 +38,7 @@ import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./token
 import { coreFromShared, lazyModel, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
 import { buildEncoder, EncoderBuildError, type EncoderJson } from "../encoder/build.js";
 import { scannerFor } from "../encoder/pretokenize/index.js";
-import { readFormatDirectory } from "./formats/directory.js";
+import { readFormatDirectory, readTiktokenEncoding } from "./formats/directory.js";
 import { formatEncoderJson } from "./formats/encoder-json.js";
 import { readBoundedFile } from "./formats/read-bounded.js";
 import { addedTokenContents } from "./formats/tiktoken-families.js";
@@ -186,11 +186,15 @@ function validateOptions(spec: unknown, options: unknown): LoadOptions {
 const FORMAT_FILE = /^(tekken\.json|tiktoken\.model|tokenizer\.model|.*\.tiktoken|tokenization_.*\.py)$/;
 
 /** The key of a core: its directory, and the pattern option when one was given. */
-function coreKey(realDir: string, pattern: string | undefined): string {
-  return pattern === undefined ? realDir : `${realDir}\u0000pattern:${pattern}`;
+function coreKey(realDir: string, pattern: string | undefined, encoding: Encoding | undefined): string {
+  const base = encoding === undefined ? realDir : `${realDir}\u0000encoding:${encoding.name}:${encoding.source.file}`;
+  return pattern === undefined ? base : `${base}\u0000pattern:${pattern}`;
 }
 
-async function loadCore(dir: string, pattern: string | undefined): Promise<Core> {
+type Encoding = NonNullable<ResolvedSpec["encoding"]>;
+
+async function loadCore(dir: string, pattern: string | undefined, encoding?: Encoding): Promise<Core> {
+  if (encoding !== undefined) return loadEncodingCore(encoding, pattern);
   const tokenizerFile = join(dir, TOKENIZER_FILE);
   const configFile = join(dir, CONFIG_FILE);
   const stmFile = join(dir, SPECIAL_TOKENS_MAP_FILE);
@@ -241,6 +245,38 @@ async function loadCore(dir: string, pattern: string | undefined): Promise<Core>
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
+    fromShared: false,
+  });
+}
+
+/** A core of an OpenAI encoding by name: its rank file, the family's pattern and specials, no config or templates. */
+async function loadEncodingCore(encoding: Encoding, pattern: string | undefined): Promise<Core> {
+  const { name, source } = encoding;
+  const format = readTiktokenEncoding(name, source.bytes, source.file, pattern ?? null);
+  const fe = formatEncoderJson(format, {}, null);
+  const checked = checkTokenizerJson(fe.json, source.file);
+  let built;
+  try {
+    built = buildEncoder(checked as unknown as EncoderJson, { scannerFor }, fe.source ?? undefined);
+  } catch (e) {
+    if (e instanceof EncoderBuildError) throw new DeltatokError("DT_TOKENIZER_INVALID", `${source.file}: ${e.message}`, { path: e.path, cause: e });
+    throw e;
+  }
+  if (!built.ok) throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${source.file}: ${built.unsupported}`);
+  const tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables) } as unknown as TokenizerJson;
+  freezeTokenizerJson(tokenizerJson);
+  const resolved = resolveSpecialTokens({}, null, { config: CONFIG_FILE, specialTokensMap: SPECIAL_TOKENS_MAP_FILE });
+  return Object.freeze({
+    id: await tokenizerIdentity(source.bytes, null, pattern === undefined ? null : new TextEncoder().encode(pattern)),
+    file: source.file,
+    tokenizer: built.encoder,
+    shared: built.shared,
+    tokenizerJson,
+    patterns: { exact: built.encoder.exact, notes: [`${fe.description} (rank file from ${source.via})`, ...built.encoder.notes] },
+    runtimeConfig: configForRuntime({}, resolved),
+    config: deepFreeze({}),
+    specialTokens: specialTokenVariables(resolved),
+    configTemplates: { templates: new Map<string, string>(), sources: new Map<string, string>() },
     fromShared: false,
   });
 }
@@ -334,10 +370,10 @@ export async function loadTokenizerWith(
   try {
     const opts = validateOptions(spec, options);
     const env = opts.env ?? process.env;
-    const { dir, origin } = await resolveSpec(spec, env, resolver);
+    const { dir, origin, encoding } = await resolveSpec(spec, env, resolver);
     const dirs = [dir];
     try {
-      return await loadResolved(spec, opts, dir, origin, dirs, shared);
+      return await loadResolved(spec, opts, dir, origin, dirs, shared, encoding);
     } catch (e) {
       // a bundled tokenizer's files are named by its package, not by where it is installed
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, dirs);
@@ -361,15 +397,15 @@ export async function shareTokenizer(spec: string, options?: LoadOptions): Promi
   let coreStamp: string;
   try {
     const opts = validateOptions(spec, options);
-    const { dir, origin } = await resolveSpec(spec, opts.env ?? process.env, undefined);
+    const { dir, origin, encoding } = await resolveSpec(spec, opts.env ?? process.env, undefined);
     try {
       realDir = await realpath(dir);
     } catch (e) {
       throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
     }
-    coreStamp = await coreStampOf(realDir);
+    coreStamp = await coreStampOf(realDir, encoding);
     try {
-      core = await (cores.peek(coreKey(realDir, opts.pattern), coreStamp) ?? loadCore(dir, opts.pattern));
+      core = await (cores.peek(coreKey(realDir, opts.pattern, encoding), coreStamp) ?? loadCore(dir, opts.pattern, encoding));
     } catch (e) {
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, [dir, realDir]);
     }
@@ -379,7 +415,8 @@ export async function shareTokenizer(spec: string, options?: LoadOptions): Promi
   return shareCore(core, realDir, `${core.id}|${coreStamp}`);
 }
 
-async function coreStampOf(realDir: string): Promise<string> {
+async function coreStampOf(realDir: string, encoding?: Encoding): Promise<string> {
+  if (encoding !== undefined) return `encoding:${await fileStamp(encoding.source.file)}`;
   const [tokStamp, cfgStamp, stmStamp, formatStamp] = await Promise.all([
     fileStamp(join(realDir, TOKENIZER_FILE)),
     fileStamp(join(realDir, CONFIG_FILE)),
@@ -409,6 +446,7 @@ async function loadResolved(
   origin: TokenizerOrigin,
   dirs: string[],
   shared: SharedTokenizer | undefined,
+  encoding?: Encoding,
 ): Promise<LoadedTokenizer> {
   let realDir: string;
   try {
@@ -423,7 +461,7 @@ async function loadResolved(
     throw new DeltatokError("DT_INTERNAL", `shared tokenizer tables are of ${shared.realDir}, not ${realDir}`);
   }
   const [fileCoreStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
-    shared === undefined ? coreStampOf(realDir) : Promise.resolve(""),
+    shared === undefined ? coreStampOf(realDir, encoding) : Promise.resolve(""),
     fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
     fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
     templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
@@ -438,10 +476,13 @@ async function loadResolved(
   const loadKey = JSON.stringify([spec, dir, realDir, overrideKey, opts.pattern ?? null]);
 
   return await loads.get(loadKey, loadStamp, realDir, async () => {
-    const core = await cores.get(coreKey(realDir, opts.pattern), coreStamp, realDir, async () => (shared === undefined ? loadCore(dir, opts.pattern) : coreFromShared(shared)));
+    const core = await cores.get(coreKey(realDir, opts.pattern, encoding), coreStamp, realDir, async () =>
+      shared === undefined ? loadCore(dir, opts.pattern, encoding) : coreFromShared(shared),
+    );
     let set: TemplateSet;
     if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
     else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
+    else if (encoding !== undefined) set = core.configTemplates; // an encoding has no templates
     else set = await directoryTemplates(dir, core.configTemplates);
     const loaded: LoadedTokenizer = {
       spec,

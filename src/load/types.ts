@@ -40,7 +40,7 @@ export interface LoadOptions {
 }
 
 /** How a spec was resolved. */
-export type TokenizerOrigin = "bundled" | "directory" | "file" | "hub-cache";
+export type TokenizerOrigin = "bundled" | "directory" | "file" | "hub-cache" | "encoding";
 
 /** Any JSON value, read-only. */
 export type JsonValue =

@@ -27,7 +27,7 @@
 import type { AddedTokenDef } from "../../encoder/added-vocabulary.js";
 import type { EncoderExtensions } from "../../encoder/build.js";
 import { CHAR_OF_BYTE } from "../../encoder/model/byte-alphabet.js";
-import type { BpeSource } from "../../encoder/model/bpe-tables.js";
+import { hashBytes, type BpeSource } from "../../encoder/model/bpe-tables.js";
 import { U32List } from "../../encoder/u32-list.js";
 import { DeltatokError } from "../../errors.js";
 import type { FormatTokenizer, TiktokenDirectory } from "./directory.js";
@@ -83,32 +83,63 @@ function added(id: number, content: string, normalized: boolean): AddedTokenDef 
 export function rankBpeSource(ranks: TiktokenRanks, idOffset: number): BpeSource {
   const spelled: string[] = new Array(ranks.size);
   const vocab = new Map<string, number>();
+  const units = new Uint16Array(ranks.bytes.length);
+  for (let k = 0; k < units.length; k++) units[k] = CHAR_OF_BYTE[ranks.bytes[k] as number] as number;
+  const utf16 = new TextDecoder("utf-16le");
   for (let i = 0; i < ranks.size; i++) {
-    let s = "";
-    for (let k = ranks.offsets[i] as number; k < (ranks.offsets[i + 1] as number); k++) s += String.fromCharCode(CHAR_OF_BYTE[ranks.bytes[k] as number] as number);
+    const s = utf16.decode(units.subarray(ranks.offsets[i] as number, ranks.offsets[i + 1] as number));
     spelled[i] = s;
     vocab.set(s, (ranks.ranks[i] as number) + idOffset);
   }
-  // (entry, split) of every merge; a spelling has one character per byte, so a split is an index
-  const splits = new U32List(ranks.size * 4);
+  // Every split of a token into two tokens, found by bytes: (left entry, right entry, entry).
+  const { bytes, offsets } = ranks;
+  let cap = 16;
+  while (cap < ranks.size * 2) cap *= 2;
+  const mask = cap - 1;
+  const slots = new Int32Array(cap).fill(-1);
   for (let i = 0; i < ranks.size; i++) {
-    const s = spelled[i] as string;
-    for (let k = 1; k < s.length; k++) {
-      if (vocab.has(s.slice(0, k)) && vocab.has(s.slice(k))) {
-        splits.push(i);
-        splits.push(k);
-      }
+    let slot = hashBytes(bytes, offsets[i] as number, offsets[i + 1] as number) & mask;
+    while (slots[slot] !== -1) slot = (slot + 1) & mask;
+    slots[slot] = i; // the reader refused duplicate tokens
+  }
+  const find = (s: number, e: number): number => {
+    for (let slot = hashBytes(bytes, s, e) & mask; ; slot = (slot + 1) & mask) {
+      const i = slots[slot] as number;
+      if (i < 0) return -1;
+      const os = offsets[i] as number;
+      if ((offsets[i + 1] as number) - os !== e - s) continue;
+      let k = 0;
+      while (k < e - s && bytes[os + k] === bytes[s + k]) k++;
+      if (k === e - s) return i;
+    }
+  };
+  const merges = new U32List(ranks.size * 6);
+  for (let i = 0; i < ranks.size; i++) {
+    const s = offsets[i] as number;
+    const e = offsets[i + 1] as number;
+    for (let k = s + 1; k < e; k++) {
+      const a = find(s, k);
+      if (a < 0) continue;
+      const b = find(k, e);
+      if (b < 0) continue;
+      merges.push(a);
+      merges.push(b);
+      merges.push(i);
     }
   }
+  const r = ranks.ranks;
   return {
     vocab,
-    mergeCount: splits.length / 2,
+    mergeCount: merges.length / 3,
     forEachMerge(f) {
-      const d = splits.data;
-      for (let j = 0; j < splits.length; j += 2) {
-        const i = d[j] as number;
-        const s = spelled[i] as string;
-        f(s.slice(0, d[j + 1] as number), s.slice(d[j + 1] as number), ranks.ranks[i] as number);
+      const d = merges.data;
+      for (let j = 0; j < merges.length; j += 3) f(spelled[d[j] as number] as string, spelled[d[j + 1] as number] as string, r[d[j + 2] as number] as number);
+    },
+    forEachMergeIds(f) {
+      const d = merges.data;
+      for (let j = 0; j < merges.length; j += 3) {
+        const i = d[j + 2] as number;
+        f((r[d[j] as number] as number) + idOffset, (r[d[j + 1] as number] as number) + idOffset, r[i] as number, (r[i] as number) + idOffset);
       }
     },
     byteLevel: true,
