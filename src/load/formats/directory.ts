@@ -96,7 +96,7 @@ export async function detectTokenizerFormats(dir: string, options: DetectOptions
   if (candidates.length === 0) {
     throw new DeltatokError(
       "DT_TOKENIZER_NOT_FOUND",
-      `${dir} holds no tokenizer file (tokenizer.json, tekken.json, tiktoken.model, *.tiktoken or tokenizer.model)`,
+      `${dir} holds no tokenizer file: ${join(dir, "tokenizer.json")} not found, nor tekken.json, tiktoken.model, *.tiktoken or tokenizer.model`,
     );
   }
   const preferred = options.prefer === undefined ? undefined : candidates.find((c) => c.format === options.prefer);
