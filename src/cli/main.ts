@@ -53,8 +53,10 @@ conversation is messages[:k] + generation prompt, for every assistant message k.
 
 Options:
   --tokenizer NAME|DIR|ID      bundled name (qwen3, deepseek_v3, llama3_1, gemma3, gptoss), a
-                               directory with tokenizer.json, or a model id in the HF hub cache
-                               (default qwen3)
+                               directory with tokenizer.json (or a tiktoken rank file, tekken.json,
+                               a SentencePiece tokenizer.model), a model id in the HF hub cache, or
+                               an OpenAI encoding on this machine (o200k_base…) (default qwen3)
+  --pattern REGEX              pre-tokenizer pattern of a tiktoken rank file (over its own)
   --template FILE              chat template (.jinja, or .json with "chat_template")
   --chat-template-kwargs JSON  extra template variables, e.g. '{"enable_thinking":false}'
   --date YYYY-MM-DD            date seen by strftime_now (default: today)
