@@ -180,3 +180,26 @@ test("SentencePiece streaming cut rule under transformers' Metaspace (legacy tru
     assert.ok(cuts > 20, `the rule cut ${cuts} texts`);
   }
 });
+
+test("replay on the worker pool shares the format's tables (no DELTATOK_TABLES_UNSHARED) and answers as in-process, the pattern option included", async () => {
+  const { runCli } = await import("./helpers/cli.js");
+  const { writeFileSync } = await import("node:fs");
+  const dir = mkdtempSync(join(tmpdir(), "deltatok-formats-pool-"));
+  const corpus = join(dir, "c.jsonl");
+  writeFileSync(corpus, readFileSync(CORPUS, "utf8").split("\n").slice(0, 3).join("\n") + "\n");
+  const runs: Array<[string, string[]]> = [
+    ["kimi", ["--tokenizer", formatFixturePath("kimi")]],
+    ["glm4 with --pattern", ["--tokenizer", formatFixturePath("glm4"), "--pattern", String.raw`\S+|\s+`, "--template", formatFixturePath("mistral-v3-chat", "chat_template.jinja")]],
+  ];
+  for (const [what, args] of runs) {
+    const base = ["replay", corpus, "--date", DATE, ...args];
+    const one = await runCli(base);
+    const pooled = await runCli([...base, "--workers", "2"]);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(pooled.code, 0, pooled.stderr);
+    assert.equal(pooled.stdout, one.stdout, what);
+    assert.doesNotMatch(pooled.stderr, /DELTATOK_TABLES_UNSHARED/, what);
+  }
+  const plain = await runCli(["replay", corpus, "--date", DATE, "--tokenizer", formatFixturePath("glm4"), "--template", formatFixturePath("mistral-v3-chat", "chat_template.jinja")]);
+  assert.notEqual(plain.stdout, (await runCli(["replay", corpus, "--date", DATE, ...(runs[1] as [string, string[]])[1]])).stdout, "the pattern changes the counts");
+});
