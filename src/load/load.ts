@@ -1,6 +1,9 @@
 /**
  * `loadTokenizer`: resolve a spec, read the tokenizer files, build the runtime tokenizer, collect
- * chat templates and special tokens, and cache the frozen result.
+ * chat templates and special tokens, and cache the frozen result. A directory without
+ * tokenizer.json is read by src/load/formats/ (tiktoken rank file, tekken.json, SentencePiece
+ * model) into the tokenizer.json it stands for; an OpenAI encoding by name likewise, from its
+ * rank file, with no config or templates.
  *
  * Caching: two bounded, process-wide levels, both checked against the files' size, mtime and
  * inode on every call so an edited file is reloaded.
