@@ -165,7 +165,8 @@ export class Deltatok {
     try {
       const opts = resolveOptions(options, parseDate);
       await initHasher();
-      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string } = {};
+      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string; pattern?: string } = {};
+      if (opts.pattern !== undefined) loadOpts.pattern = opts.pattern;
       if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
       if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
       const loaded =

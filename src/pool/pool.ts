@@ -333,7 +333,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
   static async create(options: PoolOptions = {}): Promise<DeltatokPool> {
     const opts = resolvePoolOptions(options);
     const tStart = performance.now();
-    const tables = await startupRace(tablesForWorkers(opts.resolvedEngine.tokenizer, opts.shareTables), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
+    const tables = await startupRace(tablesForWorkers(opts.resolvedEngine.tokenizer, opts.shareTables, opts.resolvedEngine.pattern), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
     const { filename, execArgv } = workerModule();
     const affinity = opts.cpus.affinity ?? [];
     const slots: Piscina[] = [];
