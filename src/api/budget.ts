@@ -43,7 +43,7 @@ export interface BudgetHost {
   /**
    * countPrompt of messages and options read already, or null when it is over `limit`; `ref`, a
    * reference an earlier answer gave, whose text may end as this prompt's does (its ids are then
-   * reused). With a count, the reference of this prompt's snapshot.
+   * reused). With a count, the reference of this prompt's cached render.
    */
   within(messages: readonly unknown[], versions: readonly number[], options: PromptOptions, limit: number, ref?: unknown): { count: number; ref: unknown } | null;
   /** Where trims are remembered across calls (per Deltatok). */
@@ -181,7 +181,7 @@ export function trimToFit(host: BudgetHost, messages: readonly unknown[], limit:
   const units = starts.length;
   const startOf = (d: number): number => (d < units ? (starts[d] as number) : tail);
   const counts = new Map<number, number | null>();
-  // the snapshot of the last candidate that fitted: every candidate ends with the same messages
+  // the cached render of the last candidate that fitted: every candidate ends with the same messages
   let ref: unknown = undefined;
   // `whole`: counted to the end even past the limit, so that it is cached and serves as `ref`
   const count = (d: number, whole = false): number | null => {

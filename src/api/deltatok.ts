@@ -337,7 +337,7 @@ export class Deltatok {
 
   /**
    * countPrompt of a prepared prompt when at most `limit`, else null (encoding stops past the
-   * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
+   * limit), with its cached render (`ref`: one such cached render, whose text may end as this one's).
    */
   #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
     const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as CachedRender | null });
