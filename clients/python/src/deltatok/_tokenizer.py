@@ -30,7 +30,7 @@ __all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
 SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 #: from_pretrained options of deltatok itself (the rest are transformers' and are checked).
-DELTATOK_OPTIONS = ("date", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
+DELTATOK_OPTIONS = ("date", "pattern", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
                     "timeout", "incremental", "max_conversations", "max_bytes", "split_batches", "client", "chat_template_kwargs", "parse_tool_arguments")
 #: transformers options that change nothing here (nothing is downloaded, no remote code runs).
 _ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token", "_from_auto", "_commit_hash", "resume_download",
@@ -497,7 +497,7 @@ class DeltatokTokenizer:
 def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
     """`deltatok serve` arguments for from_pretrained's deltatok options."""
     args = ["--tokenizer", str(name_or_path)]
-    for key, flag in (("date", "--date"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
+    for key, flag in (("date", "--date"), ("pattern", "--pattern"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
                       ("renderer", "--renderer")):
         if options.get(key) is not None:
             args += [flag, str(options[key])]
