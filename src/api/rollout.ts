@@ -47,7 +47,7 @@ export interface RolloutSequence {
   /** Token ranges [start, end) with mask 1 (the completions). */
   mask: Array<[number, number]>;
   /** Per token: the sampled logprob, NaN where none (prompt tokens, completions without logprobs). null when no turn carried logprobs. */
-  logprobs: Float32Array | null;
+  logprobs: Float64Array | null;
   turns: RolloutTurn[];
 }
 
@@ -241,7 +241,7 @@ export function withoutSampled(messages: readonly unknown[], sampled: ReadonlyAr
 class SequenceBuilder {
   ids: Uint32Array;
   length = 0;
-  logprobs: Float32Array | null = null;
+  logprobs: Float64Array | null = null;
   readonly mask: Array<[number, number]> = [];
   readonly turns: RolloutTurn[] = [];
 
@@ -258,9 +258,9 @@ class SequenceBuilder {
 
   pushLogprobs(start: number, lps: Float64Array | null): void {
     if (lps === null) return;
-    if (this.logprobs === null) this.logprobs = new Float32Array(this.ids.length).fill(Number.NaN);
+    if (this.logprobs === null) this.logprobs = new Float64Array(this.ids.length).fill(Number.NaN);
     this.#reserve(start + lps.length);
-    const lp = this.logprobs as Float32Array;
+    const lp = this.logprobs as Float64Array;
     for (let j = 0; j < lps.length; j++) lp[start + j] = lps[j] as number;
   }
 
@@ -280,7 +280,7 @@ class SequenceBuilder {
     ids.set(this.ids.subarray(0, this.length));
     this.ids = ids;
     if (this.logprobs !== null) {
-      const lp = new Float32Array(cap).fill(Number.NaN);
+      const lp = new Float64Array(cap).fill(Number.NaN);
       lp.set(this.logprobs.subarray(0, this.length));
       this.logprobs = lp;
     }

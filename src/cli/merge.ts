@@ -65,7 +65,7 @@ async function lastLine(path: string, size: number): Promise<string> {
   }
 }
 
-const MAGICS = new Set(["DTOKBIN1", "DTROLL01"]);
+const MAGICS = new Set(["DTOKBIN1", "DTROLL01", "DTROLL02"]);
 
 /** A binary output's magic and index (src/cli/binary.ts), or null when the file is not one. */
 async function binaryIndex(path: string): Promise<{ magic: string; index: Rec } | null> {

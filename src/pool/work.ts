@@ -88,7 +88,7 @@ export function trainingLine(dt: Deltatok, text: string, line: number, mode: "to
  * a result may be a view of a larger buffer, or one the engine's cache still holds.
  */
 function tight(t: TrainingOutcome): TrainingOutcome {
-  const own = <A extends Uint32Array | Uint8Array | Float32Array>(a: A): A => a.slice() as A;
+  const own = <A extends Uint32Array | Uint8Array | Float64Array>(a: A): A => a.slice() as A;
   if (t.trajectory !== undefined) t.trajectory = { ...t.trajectory, ids: own(t.trajectory.ids), assistantMask: own(t.trajectory.assistantMask) };
   if (t.rollout !== undefined) t.rollout = { ...t.rollout, sequences: t.rollout.sequences.map((q) => ({ ...q, ids: own(q.ids), logprobs: q.logprobs === null ? null : own(q.logprobs) })) };
   return t;
