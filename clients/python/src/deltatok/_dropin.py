@@ -154,7 +154,11 @@ class BackendTokenizer:
         return [Encoding(ids, self) for ids in self._ids(_check_inputs(input, is_pretokenized), add_special_tokens)]
 
     def encode_batch_fast(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> List[Encoding]:
-        return self.encode_batch(input, is_pretokenized, add_special_tokens)
+        """encode_batch without token strings, as the Rust binding's fast path (tokens are "")."""
+        out = self.encode_batch(input, is_pretokenized, add_special_tokens)
+        for e in out:
+            e._tokens = [""] * len(e.ids)
+        return out
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         return self._tok.decode(ids, skip_special_tokens=skip_special_tokens, clean_up_tokenization_spaces=False)
