@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions, PromptOptions } from "../src/api/options.js";
 import { assistantIndices, type Conversation } from "../src/corpus/corpus.js";
-import { commonPrefixLength } from "../src/engine/lcp.js";
+import { commonPrefixLength } from "../src/splice/lcp.js";
 import { loadConversations } from "./replay.js";
 
 export interface IncrementalBenchOptions {

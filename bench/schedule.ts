@@ -19,7 +19,7 @@ import type { DeltatokOptions } from "../src/api/options.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { corpusLines, openCorpus, parseCorpusLine, type Conversation } from "../src/corpus/corpus.js";
 import { LEADING_ROLES } from "../src/pool/skim.js";
-import { replayLine } from "../src/pool/work.js";
+import { replayLine } from "../src/corpus/replay.js";
 import { LongestFirst } from "../src/pool/schedule.js";
 import { COST_MODEL, lineFeatures, type LineFeatures } from "../src/pool/cost.js";
 import { estimate, fitModel, relativeError, type ErrorStats, type Model } from "./cost-model.js";

@@ -21,7 +21,7 @@ import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { DeltatokPool } from "../src/pool/pool.js";
 import { detectCpus } from "../src/pool/cpus.js";
-import { replayLine } from "../src/pool/work.js";
+import { replayLine } from "../src/corpus/replay.js";
 import { BatchQueue } from "../src/queue/queue.js";
 import type { QueueItem, QueueResult } from "../src/queue/types.js";
 import type { ReplayItemOptions, WireItem } from "../src/pool/protocol.js";

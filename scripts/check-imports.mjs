@@ -27,9 +27,11 @@ const LAYERS = [
   ["render"],
   ["tokenize"],
   ["cache"],
-  ["engine"],
+  ["splice"],
   ["corpus"],
   ["api"],
+  // a corpus line's replay drives a Deltatok: the corpus layer's part above the API
+  ["corpus/replay"],
   ["adapters"],
   ["pool"],
   ["queue"],

@@ -5,7 +5,9 @@ export { Deltatok, type PromptResult, type DeltatokStats } from "./api/deltatok.
 export type { DeltatokOptions, PromptOptions, MessageOptions, ResolvedOptions, TemplateBudgetOptions } from "./api/options.js";
 export { ContextTooSmallError, type TrimOptions, type TrimPolicy, type TrimResult } from "./api/budget.js";
 export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type ErrorRecord } from "./errors.js";
-export type { Outcome, FallbackReason, EngineStats } from "./engine/engine.js";
+export type { Outcome, FallbackReason, SplicerStats } from "./splice/splicer.js";
+/** @deprecated the splicer's counters are `SplicerStats`; this older name stays for callers that used it. */
+export type { SplicerStats as EngineStats } from "./splice/splicer.js";
 export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions, type PatternReport } from "./load/index.js";
 export type { RendererKind } from "./render/renderer.js";
 export { DeltatokPool, detectCpus, maxWorkers, defaultWorkerHeapMb, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";

@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ConversationStore, snapshotBytes, type Snapshot } from "../src/cache/store.js";
-import { Track } from "../src/cache/track.js";
+import { ConversationStore, cachedRenderBytes, type CachedRender } from "../src/cache/store.js";
+import { TokenTrack } from "../src/cache/token-track.js";
 
-function snap(chain: bigint[], text = "x".repeat(100)): Snapshot {
-  const track = new Track(true, 16);
+function snap(chain: bigint[], text = "x".repeat(100)): CachedRender {
+  const track = new TokenTrack(true, 16);
   track.ids?.pushAll(new Uint32Array(10));
   return { segments: [text], length: text.length, track, count: 10, nBounds: 0, chain, trace: null, traceBytes: 0 };
 }
@@ -30,15 +30,15 @@ test("a continuation replaces its conversation's snapshot; a branch starts a new
   const f2 = s.lookup([1n, 2n, 7n]);
   assert.ok(f2);
   assert.equal(f2.sharedMessages, 2);
-  assert.deepEqual(f2.snapshot.chain, [1n, 2n, 3n, 4n]);
+  assert.deepEqual(f2.cached.chain, [1n, 2n, 3n, 4n]);
   s.commit(snap([1n, 2n, 7n]), f2);
   assert.equal(s.lineages, 2, "branch is a new lineage");
-  assert.deepEqual(s.lookup([1n, 2n, 7n, 8n])?.snapshot.chain, [1n, 2n, 7n]);
-  assert.deepEqual(s.lookup([1n, 2n, 3n, 4n, 5n])?.snapshot.chain, [1n, 2n, 3n, 4n]);
+  assert.deepEqual(s.lookup([1n, 2n, 7n, 8n])?.cached.chain, [1n, 2n, 7n]);
+  assert.deepEqual(s.lookup([1n, 2n, 3n, 4n, 5n])?.cached.chain, [1n, 2n, 3n, 4n]);
 });
 
 test("bytes held stay under the bound; evicted conversations are not found", () => {
-  const one = snapshotBytes(snap([1n], "y".repeat(10_000))) + 64;
+  const one = cachedRenderBytes(snap([1n], "y".repeat(10_000))) + 64;
   const s = new ConversationStore({ maxBytes: one * 5 });
   for (let i = 1; i <= 50; i++) {
     s.commit(snap([BigInt(i)], "y".repeat(10_000)), undefined);
@@ -71,13 +71,13 @@ test("store behaves like a model map of chains under random commits (no eviction
         const found = s.lookup(chain);
         if (found !== undefined) {
           // found snapshot shares exactly sharedMessages leading hashes with the request
-          assert.equal(found.snapshot.chain[found.sharedMessages - 1], chain[found.sharedMessages - 1]);
+          assert.equal(found.cached.chain[found.sharedMessages - 1], chain[found.sharedMessages - 1]);
         }
         s.commit(snap(chain), found);
         const again = s.lookup(chain);
         assert.ok(again);
         assert.equal(again.sharedMessages, chain.length);
-        assert.equal(again.snapshot.chain, chain);
+        assert.equal(again.cached.chain, chain);
       }
     }),
     { numRuns: 300 },

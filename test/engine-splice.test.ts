@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { IncrementalEngine, wholeText, type Rendered } from "../src/engine/engine.js";
+import { TokenSplicer, wholeText, type Rendered } from "../src/splice/splicer.js";
 import { encoderFor } from "./helpers/tokenizers.js";
 import { hostileText } from "./helpers/texts.js";
 
@@ -20,16 +20,16 @@ function render(msgs: Array<[string, string]>, gen = true): string {
 const chainOf = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => BigInt(i + 1) * 1000n + salt);
 
 /** As one segment, or split at message turns (like an incremental renderer) with the leading segments equal to the cached snapshot's reported as reused. */
-function rendered(engine: IncrementalEngine, text: string, chain: bigint[], segmented: boolean): Rendered {
+function rendered(engine: TokenSplicer, text: string, chain: bigint[], segmented: boolean): Rendered {
   if (!segmented) return wholeText(text);
   const segments = text.split(/(?<=<\|im_end\|>\n)/);
-  const prev = engine.lookup(chain)?.snapshot.segments ?? [];
+  const prev = engine.lookup(chain)?.cached.segments ?? [];
   let reused = 0;
   while (reused < Math.min(prev.length, segments.length) && prev[reused] === segments[reused]) reused++;
   return { segments, reusedSegments: reused, trace: null, traceBytes: 0 };
 }
 
-function check(engine: IncrementalEngine, text: string, chain: bigint[], wantIds = true, segmented = false) {
+function check(engine: TokenSplicer, text: string, chain: bigint[], wantIds = true, segmented = false) {
   const r = engine.tokenize(rendered(engine, text, chain, segmented), chain, wantIds, engine.lookup(chain));
   const whole = enc.encodeWhole(text);
   assert.equal(r.count, whole.length);
@@ -38,7 +38,7 @@ function check(engine: IncrementalEngine, text: string, chain: bigint[], wantIds
 }
 
 test("a growing conversation reuses its prefix and stays exact", () => {
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "You are helpful."], ["user", "Hi there"]];
   let r = check(engine, render(msgs), chainOf(2));
   assert.equal(r.outcome, "miss");
@@ -60,7 +60,7 @@ test("a growing conversation reuses its prefix and stays exact", () => {
 });
 
 test("the same render again is a hit; a rewritten history is still exact", () => {
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "S"], ["user", "u1"], ["assistant", "<think>\nr\n</think>\n\na1"], ["user", "u2"]];
   check(engine, render(msgs), chainOf(4));
   assert.equal(check(engine, render(msgs), chainOf(4)).outcome, "hit");
@@ -71,7 +71,7 @@ test("the same render again is a hit; a rewritten history is still exact", () =>
 });
 
 test("no boundary inside the common prefix falls back, counted with its reason", () => {
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   check(engine, "plain text without special tokens", chainOf(1));
   const r = check(engine, "plain text without special tokens, continued", chainOf(2));
   assert.equal(r.outcome, "fallback");
@@ -80,7 +80,7 @@ test("no boundary inside the common prefix falls back, counted with its reason",
 });
 
 test("counts-only mode stores no ids; asking for ids re-encodes, counted", () => {
-  const engine = new IncrementalEngine(enc, { storeIds: false, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: false, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["user", "one"]];
   check(engine, render(msgs), chainOf(1), false);
   msgs.push(["assistant", "two"], ["user", "three"]);
@@ -96,7 +96,7 @@ test("counts-only mode stores no ids; asking for ids re-encodes, counted", () =>
 test("the cut point keeps a margin of the longest added token before the common prefix ends", () => {
   // "<|im_start|>" is cached right at the end; the new text continues it into a longer
   // sequence. Reuse must stop at a boundary whose following window is fully shared.
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const a = "<|im_start|>user\nx<|im_end|>\n<|im_start|>";
   const b = "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<|im_end|>";
   check(engine, a, chainOf(1));
@@ -115,7 +115,7 @@ test("property: any sequence of requests (appends, edits, branches, repeats), wh
   );
   fc.assert(
     fc.property(fc.array(op, { minLength: 1, maxLength: 14 }), fc.boolean(), fc.boolean(), (ops, storeIds, segmented) => {
-      const engine = new IncrementalEngine(enc, { storeIds, maxBytes: 64 << 20 });
+      const engine = new TokenSplicer(enc, { storeIds, maxBytes: 64 << 20 });
       let msgs: Array<[string, string]> = [["system", "sys"]];
       let salts: bigint[] = [1n];
       let gen = true;
@@ -145,20 +145,20 @@ test("property: any sequence of requests (appends, edits, branches, repeats), wh
 });
 
 test("a growing conversation keeps one track and extends it in place", () => {
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "S"], ["user", "q0"]];
   check(engine, render(msgs), chainOf(2), true, true);
-  const track = engine.lookup(chainOf(2))?.snapshot.track;
+  const track = engine.lookup(chainOf(2))?.cached.track;
   for (let i = 1; i < 6; i++) {
     msgs.push(["assistant", `a${i}`], ["user", `q${i}`]);
     check(engine, render(msgs), chainOf(msgs.length), true, true);
-    assert.equal(engine.lookup(chainOf(msgs.length))?.snapshot.track, track, "same track object");
+    assert.equal(engine.lookup(chainOf(msgs.length))?.cached.track, track, "same track object");
   }
   // a branch from an earlier point copies, leaving the main line intact
   const branch: Array<[string, string]> = [...msgs.slice(0, 4), ["user", "other"]];
   const bchain = [...chainOf(4), 999n];
   check(engine, render(branch), bchain, true, true);
-  assert.notEqual(engine.lookup(bchain)?.snapshot.track, track);
+  assert.notEqual(engine.lookup(bchain)?.cached.track, track);
   check(engine, render(msgs), chainOf(msgs.length), true, true);
 });
 
@@ -168,7 +168,7 @@ test("a cut near the end of the shared text is taken when the scan provably deci
   // by the length bound. "<|im_start|>" starts only 17 before it, but no raw token can start at any
   // of the positions from there on and reach past the shared text (the trie walk from each stops
   // inside it), so that cut is safe too and the engine takes it.
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const system = turn("system", "You are a careful assistant. ".repeat(20));
   check(engine, system + turn("user", "Hello there") + GEN, chainOf(2));
   const r = check(engine, system + turn("user", "Good morning") + GEN, [chainOf(1)[0] as bigint, 99n]); // same first message

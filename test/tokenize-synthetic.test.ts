@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import fc from "fast-check";
 import { TokenEncoder, U32List, newBoundaries } from "../src/tokenize/encoder.js";
-import { IncrementalEngine, wholeText } from "../src/engine/engine.js";
+import { TokenSplicer, wholeText } from "../src/splice/splicer.js";
 import { SYNTHETIC_NAMES, syntheticDir, syntheticTokenizer, type SyntheticName } from "./helpers/tokenizers.js";
 
 const { Tokenizer: RustTokenizer } = createRequire(import.meta.url)("tokenizers") as {
@@ -59,7 +59,7 @@ for (const name of SYNTHETIC_NAMES) {
   test(`${name}: the engine equals the whole encode over random request sequences`, () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(text(name), fc.boolean()), { minLength: 1, maxLength: 10 }), (steps) => {
-        const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
+        const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
         let t = "";
         for (let i = 0; i < steps.length; i++) {
           const [piece, restart] = steps[i] as [string, boolean];
@@ -76,7 +76,7 @@ for (const name of SYNTHETIC_NAMES) {
 
 test("overlapping-added: a token that starts before a cached boundary and ends after it forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
   engine.tokenize(wholeText("<u> hi q<t>"), [1n], true, engine.lookup([1n])); // "<t>" is a boundary here...
   const r = engine.tokenize(wholeText("<u> hi q<t>r"), [1n, 2n], true, engine.lookup([1n, 2n])); // ...but "q<t>r" is one token here
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi q<t>r"));
@@ -86,7 +86,7 @@ test("overlapping-added: a token that starts before a cached boundary and ends a
 
 test("overlapping-added: a longer token starting at a cached boundary token forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
   engine.tokenize(wholeText("<u> hi <t>"), [1n], true, engine.lookup([1n]));
   const r = engine.tokenize(wholeText("<u> hi <t>x"), [1n, 2n], true, engine.lookup([1n, 2n]));
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi <t>x"));
@@ -95,7 +95,7 @@ test("overlapping-added: a longer token starting at a cached boundary token forb
 
 test("metaspace-first: the piece after a cut is tokenized as a non-first section", () => {
   const enc = new TokenEncoder(syntheticTokenizer("metaspace-first"));
-  const engine = new IncrementalEngine(enc, { storeIds: true, maxBytes: 1 << 24 });
+  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
   engine.tokenize(wholeText("[INST]hello[/INST]"), [1n], true, engine.lookup([1n]));
   const r = engine.tokenize(wholeText("[INST]hello[/INST]hello world"), [1n, 2n], true, engine.lookup([1n, 2n]));
   assert.equal(r.outcome, "partial");

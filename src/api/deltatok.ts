@@ -18,8 +18,10 @@ import { RESERVED_TEMPLATE_KEYS, templateVariables } from "../render/variables.j
 import { ChainHasher } from "../cache/chain.js";
 import { initHasher } from "../cache/hash.js";
 import { TokenEncoder } from "../tokenize/encoder.js";
-import { IncrementalEngine, wholeText, type EngineStats, type PromptTokens, type Rendered } from "../engine/engine.js";
-import type { Found, Snapshot } from "../cache/store.js";
+import { TokenSplicer, wholeText, type SplicerStats, type PromptTokens, type Rendered } from "../splice/splicer.js";
+import type { CachedRender } from "../cache/store.js";
+import { TemplateCache } from "./template-cache.js";
+import { Framing } from "./osl.js";
 import { checkLimit, countTextWithin, trimToFit, TrimMemo, type BudgetHost, type TrimOptions, type TrimResult } from "./budget.js";
 import {
   checkPromptOptions,
@@ -63,7 +65,7 @@ export interface PromptResult {
   reason?: PromptTokens["reason"];
 }
 
-export interface DeltatokStats extends EngineStats {
+export interface DeltatokStats extends SplicerStats {
   /** Milliseconds spent rendering templates. */
   renderMs: number;
   /** Milliseconds spent tokenizing (including cache work). */
@@ -87,34 +89,40 @@ function emptyWork(): RenderWork {
   return { unitsReused: 0, unitsExecuted: 0, iterationsReused: 0, iterationsExecuted: 0, checks: 0, wholeObservations: 0, fallbacks: 0, unchangedItems: 0, trackingBudget: 0 };
 }
 
-const TEMPLATE_CACHE_MAX = 32;
 /** What encodes a tokenizer's text (Deltatok.tokenizerEngine). */
 export type TokenizerEngineInfo = { readonly engine: "deltatok" } | { readonly engine: "fallback"; readonly unsupported: string };
 
-/** Compiled templates (and compile failures) kept: at most TEMPLATE_CACHE_MAX, and this many characters of source. */
-const TEMPLATE_CACHE_CHARS = 16 * 1024 * 1024;
-
-/** Per tokenizer object: whether an id is one of its tokens (rollouts validate sampled ids). */
-const USER_EMPTY = Object.freeze({ role: "user", content: "" });
-const ASSISTANT_EMPTY = Object.freeze({ role: "assistant", content: "" });
+/**
+ * How `#tokenizeWith` tokenizes a prepared request; every public method that tokenizes a prompt
+ * goes through it.
+ */
+interface TokenizeHow {
+  /** Return the ids (else counts only). */
+  readonly ids: boolean;
+  /** Stop encoding once the count passes this (fits, trimToFit): null past it, nothing stored. */
+  readonly limit?: number;
+  /** trimToFit's reference snapshot, whose text may end as this render does (engine.tokenizeWithin). */
+  readonly ref?: CachedRender | null;
+  /** A render the caller made already (a trajectory's marked render), tokenized as a whole render. */
+  readonly text?: string;
+}
 
 export class Deltatok {
   readonly #opts: ResolvedOptions;
   readonly #loaded: LoadedTokenizer;
   readonly #encoder: TokenEncoder;
-  readonly #engine: IncrementalEngine;
+  readonly #splicer: TokenSplicer;
   readonly #chains = new ChainHasher();
   /** The message lists read last: new message objects with their content are recognised (render/messages.ts). */
   readonly #recall = new MessageRecall();
   readonly #trims = new TrimMemo();
-  /** Compiled templates by source, and the compile errors of sources that failed. */
-  readonly #renderers = new Map<string, ChatRenderer | DeltatokError>();
-  #renderersChars = 0;
-  readonly #oslBaseline = new Map<string, number>();
+  /** Compiled templates by source (and compile failures), bounded. */
+  readonly #templates: TemplateCache;
+  /** OSL baselines and generation prompts per request key. */
+  readonly #framing: Framing;
   readonly #parseJson: JsonParser = pythonJsonParser;
   #offsets: OffsetMapper | null = null;
   #special: Set<number> | null = null;
-  readonly #genPrompts = new Map<bigint, string>();
   #renderMs = 0;
   #tokenizeMs = 0;
   readonly #work: RenderWork = emptyWork();
@@ -123,7 +131,21 @@ export class Deltatok {
     this.#opts = opts;
     this.#loaded = loaded;
     this.#encoder = new TokenEncoder(loaded);
-    this.#engine = new IncrementalEngine(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes, splice: opts.incrementalSplice });
+    this.#splicer = new TokenSplicer(this.#encoder, { storeIds: opts.storeIds, maxBytes: opts.cacheBytes, splice: opts.incrementalSplice });
+    this.#templates = new TemplateCache((source) => createRenderer(opts.renderer, source, opts.templateBudget));
+    this.#framing = new Framing({
+      readMessage: (m) => readMessage(m, "message", opts.maxPromptChars),
+      prepare: (messages, p) => this.#prepare(messages, p, true),
+      render: (prepared) => this.#render(prepared),
+      countWhole: (text) => {
+        const t0 = performance.now();
+        try {
+          return this.#encoder.encodeWhole(text).length;
+        } finally {
+          this.#tokenizeMs += performance.now() - t0;
+        }
+      },
+    });
   }
 
   /** @internal The stage seam (api/stages.ts): triage observes each stage of a prompt request, tests make one wrong. */
@@ -174,7 +196,7 @@ export class Deltatok {
       return; // several templates and no "default": each request names one
     }
     try {
-      this.#renderer(source);
+      this.#templates.get(source);
     } catch (e) {
       const err = toDeltatokError(e);
       let name = "default";
@@ -218,37 +240,55 @@ export class Deltatok {
   tokenizePrompt(messages: readonly unknown[], options?: PromptOptions, withIds = false): PromptResult {
     try {
       const p = checkPromptOptions(options, withIds ? "encodePrompt" : "countPrompt");
-      const prepared = this.#prepare(messages, p);
-      const hooks = this[STAGE_HOOKS];
-      if (this.#opts.mode === "full") {
-        let text = this.#render(prepared);
-        if (hooks !== null) text = hookRendered(hooks, wholeText(text), false).segments.join("");
-        const t0 = performance.now();
-        try {
-          return hookTokenized(hooks, this.#engine.tokenizeFull(text, withIds));
-        } finally {
-          this.#tokenizeMs += performance.now() - t0;
-        }
-      }
-      const chain = this.#chains.chain(prepared.key, prepared.messages);
-      const found = this.#engine.lookup(chain);
-      const rendered = this.#rendered(prepared, found);
-      const t0 = performance.now();
-      try {
-        return hookTokenized(hooks, this.#engine.tokenize(rendered, chain, withIds, found));
-      } finally {
-        this.#tokenizeMs += performance.now() - t0;
-      }
+      return this.#tokenizeWith(this.#prepare(messages, p), { ids: withIds }) as PromptTokens;
     } catch (e) {
       throw toDeltatokError(e);
     }
   }
 
-  /** The render of a prepared prompt, incremental against `found` where it can be. */
-  #rendered(prepared: Prepared, found: Found | undefined): Rendered {
+  /**
+   * The one path from a prepared request to its tokens: full mode renders whole and encodes
+   * once; incremental mode finds the cached conversation sharing the longest message prefix,
+   * renders against its trace where it can (`#renderWith`) and splices its ids. The stage hooks
+   * (api/stages.ts) see every render and every answer here. Null only with `how.limit`, past it.
+   */
+  #tokenizeWith(prepared: Prepared, how: TokenizeHow): PromptTokens | null {
+    const hooks = this[STAGE_HOOKS];
+    if (this.#opts.mode === "full") {
+      let text = how.text ?? this.#render(prepared);
+      if (hooks !== null) text = hookRendered(hooks, wholeText(text), false).segments.join("");
+      const t0 = performance.now();
+      try {
+        if (how.limit === undefined) return hookTokenized(hooks, this.#splicer.tokenizeFull(text, how.ids));
+        const n = countTextWithin(this.#encoder, text, how.limit);
+        return n === null ? null : hookTokenized(hooks, { count: n, ids: null, reused: 0, outcome: "miss" });
+      } finally {
+        this.#tokenizeMs += performance.now() - t0;
+      }
+    }
+    const chain = this.#chains.chain(prepared.key, prepared.messages);
+    const found = this.#splicer.lookup(chain);
+    const rendered =
+      how.text === undefined
+        ? this.#renderWith(prepared, found === undefined ? null : { trace: found.cached.trace, segments: found.cached.segments })
+        : hookRendered(hooks, wholeText(how.text), false);
+    const t0 = performance.now();
+    try {
+      const r = how.limit === undefined ? this.#splicer.tokenize(rendered, chain, how.ids, found) : this.#splicer.tokenizeWithin(rendered, chain, found, how.limit, how.ref ?? null);
+      return r === null ? null : hookTokenized(hooks, r);
+    } finally {
+      this.#tokenizeMs += performance.now() - t0;
+    }
+  }
+
+  /**
+   * The render of a prepared prompt: incremental against `prev` (an earlier render of the same
+   * template) where it can be, else whole; seen by the render hook.
+   */
+  #renderWith(prepared: Prepared, prev: PreviousRender | null): Rendered {
     // a continued final message is cut out of its render: rendered whole (its trace would not describe the text)
     const incremental = this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined && prepared.final === null;
-    const r = incremental ? this.#renderIncremental(prepared, found) : wholeText(this.#render(prepared));
+    const r = incremental ? this.#renderIncremental(prepared, prev) : wholeText(this.#render(prepared));
     return hookRendered(this[STAGE_HOOKS], r, incremental);
   }
 
@@ -299,26 +339,9 @@ export class Deltatok {
    * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
    */
   #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
-    if (this.#opts.mode === "full") {
-      const text = this.#render(prepared);
-      const t0 = performance.now();
-      try {
-        const n = countTextWithin(this.#encoder, text, limit);
-        return n === null ? null : { count: n, ref: null };
-      } finally {
-        this.#tokenizeMs += performance.now() - t0;
-      }
-    }
-    const chain = this.#chains.chain(prepared.key, prepared.messages);
-    const found = this.#engine.lookup(chain);
-    const rendered = this.#rendered(prepared, found);
-    const t0 = performance.now();
-    try {
-      const r = this.#engine.tokenizeWithin(rendered, chain, found, limit, (ref ?? null) as Snapshot | null);
-      return r === null ? null : { count: r.count, ref: this.#engine.last?.snapshot ?? null };
-    } finally {
-      this.#tokenizeMs += performance.now() - t0;
-    }
+    const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as CachedRender | null });
+    if (r === null) return null;
+    return { count: r.count, ref: this.#opts.mode === "full" ? null : (this.#splicer.last?.cached ?? null) };
   }
 
   /** The rendered prompt text, exactly as transformers' apply_chat_template renders it. */
@@ -338,7 +361,7 @@ export class Deltatok {
    */
   countMessage(message: unknown, options?: MessageOptions): number {
     try {
-      const { text, baseline } = this.#oslRender(message, checkPromptOptions(options, "countMessage"));
+      const { text, baseline } = this.#framing.oslRender(message, checkPromptOptions(options, "countMessage"));
       const t0 = performance.now();
       const full = this.#encoder.encodeWhole(text).length;
       this.#tokenizeMs += performance.now() - t0;
@@ -346,29 +369,6 @@ export class Deltatok {
     } catch (e) {
       throw toDeltatokError(e);
     }
-  }
-
-  /** countMessage's render of [U, m] and its baseline count (of [U, E]), cached per template and options. */
-  #oslRender(message: unknown, p: PromptOptions): { text: string; baseline: number } {
-    let m = readMessage(message, "message", this.#opts.maxPromptChars);
-    if (m.content === null || m.content === undefined) m = { ...m, content: "" };
-    const base: PromptOptions = { add_generation_prompt: false, tools: null };
-    if (p.chat_template !== undefined) base.chat_template = p.chat_template;
-    if (p.chat_template_kwargs !== undefined) base.chat_template_kwargs = p.chat_template_kwargs;
-    if (p.parse_tool_arguments !== undefined) base.parse_tool_arguments = p.parse_tool_arguments;
-    const withMessage = this.#prepare([USER_EMPTY, m], base, true);
-    const text = this.#render(withMessage);
-    const baseKey = withMessage.key.toString(16);
-    let baseline = this.#oslBaseline.get(baseKey);
-    if (baseline === undefined) {
-      const framing = this.#render(this.#prepare([USER_EMPTY, ASSISTANT_EMPTY], base, true));
-      const t0 = performance.now();
-      baseline = this.#encoder.encodeWhole(framing).length;
-      this.#tokenizeMs += performance.now() - t0;
-      if (this.#oslBaseline.size >= TEMPLATE_CACHE_MAX) this.#oslBaseline.clear();
-      this.#oslBaseline.set(baseKey, baseline);
-    }
-    return { text, baseline };
   }
 
   /**
@@ -394,7 +394,7 @@ export class Deltatok {
       const { counter, message } = splitMessageCounterOptions(options);
       const p = checkPromptOptions(message, "countMessage");
       const text = openTextCounter(this.#encoder, streamRuleFor(this.#loaded), readCounterOptions(counter, this.#opts.maxPromptChars, "messageCounter"));
-      return new MessageCounter(text, (m) => this.#oslRender(m, p));
+      return new MessageCounter(text, (m) => this.#framing.oslRender(m, p));
     } catch (e) {
       throw toDeltatokError(e);
     }
@@ -549,17 +549,7 @@ export class Deltatok {
       } finally {
         this.#renderMs += performance.now() - t0;
       }
-      const t1 = performance.now();
-      let ids: Uint32Array;
-      try {
-        if (this.#opts.mode === "full") ids = this.#engine.tokenizeFull(marked.text, true).ids as Uint32Array;
-        else {
-          const chain = this.#chains.chain(prepared.key, snaps);
-          ids = this.#engine.tokenize(wholeText(marked.text), chain, true, this.#engine.lookup(chain)).ids as Uint32Array;
-        }
-      } finally {
-        this.#tokenizeMs += performance.now() - t1;
-      }
+      const ids = (this.#tokenizeWith(prepared, { ids: true, text: marked.text }) as PromptTokens).ids as Uint32Array;
       this.#offsets ??= new OffsetMapper(this.#loaded);
       const off = this.#offsets.offsets(marked.text, ids);
       this.#special ??= new Set(this.#loaded.tokenizerJson.added_tokens.filter((t) => t.special === true).map((t) => t.id));
@@ -574,7 +564,7 @@ export class Deltatok {
         roles: snaps.map((m) => String((m as { role?: unknown }).role ?? "")),
         generation: marked.generation,
         templateHasGeneration: /\{%[-+]?\s*generation\b/.test(renderer.source),
-        generationPrompt: this.#generationPrompt(p),
+        generationPrompt: this.#framing.generationPrompt(p),
         promptTails: this.#promptTails(snaps, p, marked.messageStarts),
         endsWithGenerationPrompt: p.add_generation_prompt === true,
         isSpecial: (id) => special.has(id),
@@ -604,22 +594,6 @@ export class Deltatok {
       }
     }
     return tails;
-  }
-
-  /** The text add_generation_prompt appends, for this request's template and kwargs. */
-  #generationPrompt(p: PromptOptions): string {
-    const base = { ...p, tools: null, parse_tool_arguments: false };
-    const probe = [USER_EMPTY];
-    const prepared = this.#prepare(probe, { ...base, add_generation_prompt: true }, true);
-    let g = this.#genPrompts.get(prepared.key);
-    if (g === undefined) {
-      const withGen = this.#render(prepared);
-      const without = this.#render(this.#prepare(probe, { ...base, add_generation_prompt: false }, true));
-      g = withGen.startsWith(without) ? withGen.slice(without.length) : "";
-      if (this.#genPrompts.size >= TEMPLATE_CACHE_MAX) this.#genPrompts.clear();
-      this.#genPrompts.set(prepared.key, g);
-    }
-    return g;
   }
 
   /**
@@ -663,21 +637,10 @@ export class Deltatok {
     const reusesIds = this.#opts.mode === "incremental" && this.#opts.storeIds;
     return {
       reusesIds,
-      engine: this.#engine,
+      splicer: this.#splicer,
       encoder: this.#encoder,
       prepare: (messages, p, versions) => this.#prepare(messages, p, versions ?? false),
-      tokenizeCached: (prepared, messages, withIds) => {
-        const chain = this.#chains.chain(prepared.key, messages);
-        const found = this.#engine.lookup(chain);
-        const rendered =
-          this.#opts.incrementalRender && prepared.renderer.renderIncremental !== undefined ? this.#renderIncremental(prepared, found) : wholeText(this.#render(prepared));
-        const t0 = performance.now();
-        try {
-          return this.#engine.tokenize(rendered, chain, withIds, found);
-        } finally {
-          this.#tokenizeMs += performance.now() - t0;
-        }
-      },
+      tokenizeCached: (prepared, withIds) => this.#tokenizeWith(prepared, { ids: withIds }) as PromptTokens,
       render: (prepared) => this.#render(prepared),
       renderMarked: (prepared) => {
         const renderer = prepared.renderer;
@@ -691,13 +654,9 @@ export class Deltatok {
           this.#renderMs += performance.now() - t0;
         }
       },
-      renderAgainst: (prepared, prev: PreviousRender | null) => {
-        if (!this.#opts.incrementalRender || prepared.renderer.renderIncremental === undefined || prev === null) return wholeText(this.#render(prepared));
-        return this.#renderIncrementalFrom(prepared, prev);
-      },
-      lookup: (prepared, messages) => this.#engine.lookup(this.#chains.chain(prepared.key, messages)),
+      renderAgainst: (prepared, prev: PreviousRender | null) => this.#renderWith(prepared, prev),
       chain: (key, messages) => this.#chains.chain(key, messages),
-      generationPrompt: (p) => this.#generationPrompt(p),
+      generationPrompt: (p) => this.#framing.generationPrompt(p),
       decode: (ids) => this.#loaded.tokenizer.decode(Array.from(ids)),
       inVocabulary: this.#inVocabulary(),
       chargeTokenize: (ms) => {
@@ -708,20 +667,17 @@ export class Deltatok {
 
   /** Cache and work counters. */
   stats(): DeltatokStats {
-    return { ...this.#engine.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work }, messagesRecognised: this.#recall.recognised };
+    return { ...this.#splicer.stats(), renderMs: this.#renderMs, tokenizeMs: this.#tokenizeMs, render: { ...this.#work }, messagesRecognised: this.#recall.recognised };
   }
 
   /** Drops every cached conversation. */
   clearCache(): void {
-    this.#engine.clear();
+    this.#splicer.clear();
   }
 
   /**
    * Validates the request, selects and compiles the template, builds its variables and key.
-   * Validation reads the caller's values once and the render uses what it read (snapshots);
-   * `snapshots`: `messages` are snapshots already (built here, e.g. a countMessage request).
-   */
-  /**
+   * Validation reads the caller's values once and the render uses what it read (snapshots).
    * `snapshots`: false to read `messages` (validating them), true when they are snapshots read
    * already (versions unknown), or their content versions when the caller read them itself —
    * and then the options' tools, documents and kwargs are snapshots read already too.
@@ -755,7 +711,7 @@ export class Deltatok {
     const source = selectTemplate(this.#loaded, { chatTemplate: explicit, hasTools: tools !== null });
     let renderer: ChatRenderer;
     try {
-      renderer = this.#renderer(source);
+      renderer = this.#templates.get(source);
     } catch (e) {
       const err = toDeltatokError(e);
       if (explicit === undefined || err.path !== undefined) throw err;
@@ -803,13 +759,8 @@ export class Deltatok {
     return text;
   }
 
-  /** Renders reusing the previous render of the conversation the engine found (if any). */
-  #renderIncremental(p: Prepared, found: Found | undefined): Rendered {
-    return this.#renderIncrementalFrom(p, found === undefined ? null : { trace: found.snapshot.trace, segments: found.snapshot.segments });
-  }
-
   /** Renders reusing `prev`, any earlier render of the same template (replay checks every observation). */
-  #renderIncrementalFrom(p: Prepared, prev: PreviousRender | null): Rendered {
+  #renderIncremental(p: Prepared, prev: PreviousRender | null): Rendered {
     const t0 = performance.now();
     let r;
     try {
@@ -838,28 +789,6 @@ export class Deltatok {
     return { segments: r.segments, reusedSegments: r.reusedSegments, trace: r.trace, traceBytes: r.traceBytes };
   }
 
-  /** The compiled template of `source` (cached, bounded); throws its compile error (also cached). */
-  #renderer(source: string): ChatRenderer {
-    let r = this.#renderers.get(source);
-    if (r === undefined) {
-      try {
-        r = createRenderer(this.#opts.renderer, source, this.#opts.templateBudget);
-      } catch (e) {
-        r = toDeltatokError(e);
-      }
-      if (source.length <= TEMPLATE_CACHE_CHARS / 4) {
-        while (this.#renderers.size > 0 && (this.#renderers.size >= TEMPLATE_CACHE_MAX || this.#renderersChars + source.length > TEMPLATE_CACHE_CHARS)) {
-          const oldest = this.#renderers.keys().next().value as string;
-          this.#renderers.delete(oldest);
-          this.#renderersChars -= oldest.length;
-        }
-        this.#renderers.set(source, r);
-        this.#renderersChars += source.length;
-      }
-    }
-    if (r instanceof DeltatokError) throw new DeltatokError(r.code, r.message, { cause: r.cause ?? r, ...(r.path === undefined ? {} : { path: r.path }) });
-    return r;
-  }
 }
 
 /** Boolean options of the small methods (decode, encodeText): read once, unknown ones refused. */

@@ -4,8 +4,7 @@
  * methods account it. Internal: `Deltatok` hands it out to api/ modules only; it is not exported
  * from the package.
  */
-import type { IncrementalEngine, PromptTokens, Rendered } from "../engine/engine.js";
-import type { Found } from "../cache/store.js";
+import type { TokenSplicer, PromptTokens, Rendered } from "../splice/splicer.js";
 import type { ChatRenderer, MarkedRender, PreviousRender } from "../render/renderer.js";
 import type { TokenEncoder } from "../tokenize/encoder.js";
 import type { PromptOptions } from "./options.js";
@@ -28,19 +27,17 @@ export interface Prepared {
 export interface Pipeline {
   /** Whether requests reuse the cache (mode incremental with ids stored). */
   readonly reusesIds: boolean;
-  readonly engine: IncrementalEngine;
+  readonly splicer: TokenSplicer;
   readonly encoder: TokenEncoder;
   /** Validates and prepares a request; with `versions`, `messages` are snapshots read already (their content versions). */
   prepare(messages: readonly unknown[], p: PromptOptions, versions?: readonly number[]): Prepared;
-  /** The request's prompt through the cache (what tokenizePrompt does in incremental mode). */
-  tokenizeCached(prepared: Prepared, messages: readonly unknown[], withIds: boolean): PromptTokens;
+  /** The request's prompt through the one tokenize step every public method uses (tokenizePrompt's). */
+  tokenizeCached(prepared: Prepared, withIds: boolean): PromptTokens;
   /** A whole render (the reference path). */
   render(prepared: Prepared): string;
   renderMarked(prepared: Prepared): MarkedRender;
   /** An incremental render against `prev` (any earlier render of the same template), else whole. */
   renderAgainst(prepared: Prepared, prev: PreviousRender | null): Rendered;
-  /** The cached conversation sharing the longest message prefix with the request. */
-  lookup(prepared: Prepared, messages: readonly unknown[]): Found | undefined;
   /** The message chain of `messages` under a request key. */
   chain(key: bigint, messages: readonly unknown[]): bigint[];
   /** The text add_generation_prompt appends, for this request's template and kwargs. */

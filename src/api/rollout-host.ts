@@ -3,9 +3,9 @@
  * appended, and the reference one, rendering and encoding every text whole. They implement the
  * same definitions (P_k, R_k, X_k, the canonical completion) and must give the same rollout.
  */
-import { commonPrefix, textRange } from "../engine/engine.js";
-import type { Snapshot } from "../cache/store.js";
-import type { LastCommit } from "../engine/engine.js";
+import { commonPrefix, textRange } from "../splice/splicer.js";
+import type { CachedRender } from "../cache/store.js";
+import type { LastCommit } from "../splice/splicer.js";
 import type { PromptOptions } from "./options.js";
 import type { Pipeline } from "./pipeline.js";
 import type { CompletionTurn, PromptTexts, PromptTurn, RolloutHost } from "./rollout.js";
@@ -55,20 +55,20 @@ function startsWith(ids: Uint32Array, head: Uint32Array, from: number, to: numbe
 /**
  * Engine-backed: P_k from the cache; R_k rendered against P_k's render; X_k encoded from P_k's
  * last safe cut. When the completion is in context, R_k is then kept as the conversation's
- * snapshot, so the next prompt reuses the completion's ids instead of encoding it again.
+ * cached render, so the next prompt reuses the completion's ids instead of encoding it again.
  */
 export class CachedRolloutHost extends HostBase implements RolloutHost {
-  /** The snapshot the next prompt is expected to build on, and how many of its ids equal the sequence's. */
-  #base: Snapshot | null = null;
+  /** The cached render the next prompt is expected to build on, and how many of its ids equal the sequence's. */
+  #base: CachedRender | null = null;
   #agree = 0;
-  /** The last two prompts' snapshots (split diagnosis reads their texts). */
+  /** The last two prompts' cached renders (split diagnosis reads their texts). */
   #current: LastCommit | null = null;
-  #previous: Snapshot | null = null;
+  #previous: CachedRender | null = null;
   #key = 0n;
 
   promptTexts(): PromptTexts {
     const prev = this.#previous;
-    const cur = (this.#current as LastCommit).snapshot;
+    const cur = (this.#current as LastCommit).cached;
     if (prev === null) return { previousLength: 0, shared: 0, previous: () => "", current: (a, b) => textRange(cur.segments, a, b) };
     // segments the current render replayed from the previous one are the same strings: cheap to compare
     return {
@@ -82,11 +82,11 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
   prompt(k: number): PromptTurn {
     const prepared = this.prepared(k, true);
     this.#key = prepared.key;
-    const r = this.pipe.tokenizeCached(prepared, prepared.vars.messages as readonly unknown[], false);
-    const last = this.pipe.engine.last;
-    const ids = last?.snapshot.track.ids ?? null;
-    this.#previous = this.#current?.snapshot ?? null;
-    if (last === null || ids === null || last.snapshot.count !== r.count) {
+    const r = this.pipe.tokenizeCached(prepared, false);
+    const last = this.pipe.splicer.last;
+    const ids = last?.cached.track.ids ?? null;
+    this.#previous = this.#current?.cached ?? null;
+    if (last === null || ids === null || last.cached.count !== r.count) {
       // not expected (the pipeline stores ids when it reuses them): answer from a whole encode
       this.#current = null;
       this.#base = null;
@@ -101,14 +101,14 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
     const n = turn.count;
     const at = this.#current;
     if (at === null) return new WholeRolloutHost(this.pipe, this.messages, this.options, this.versions).completionAfter(k, this.pipe.render(this.prepared(k, true)), turn);
-    const snap = at.snapshot;
+    const snap = at.cached;
     const prepared = this.prepared(k + 1, false);
     const r = this.pipe.renderAgainst(prepared, snap.trace === null ? null : { trace: snap.trace, segments: snap.segments });
     let length = 0;
     for (const s of r.segments) length += s.length;
     const h = commonPrefix(snap, r);
     const t0 = performance.now();
-    const cont = this.pipe.engine.continuation(at.found, h, textRange(r.segments, h, length));
+    const cont = this.pipe.splicer.continuation(at.found, h, textRange(r.segments, h, length));
     this.pipe.chargeTokenize(performance.now() - t0);
     const nb = cont.bounds.ends.length;
     const lastEnd = nb > 0 ? (cont.bounds.ends[nb - 1] as number) : -1;
@@ -119,11 +119,11 @@ export class CachedRolloutHost extends HostBase implements RolloutHost {
     this.#agree = n;
     if (h === snap.length && cont.before <= n && eotTok >= n && startsWith(cont.ids, turn.slice(0, n), cont.before, n, cont.before)) {
       const ids = cont.ids.slice(n - cont.before, eotTok - cont.before);
-      // R_k becomes the conversation's snapshot: the sequence holds its ids up to the first
+      // R_k becomes the conversation's cached render: the sequence holds its ids up to the first
       // difference between the completion used and the canonical one
-      const kept = this.pipe.engine.commitContinuation(cont, r, this.pipe.chain(this.#key, this.messages.slice(0, k + 1)));
+      const kept = this.pipe.splicer.commitContinuation(cont, r, this.pipe.chain(this.#key, this.messages.slice(0, k + 1)));
       if (kept !== null) {
-        this.#base = kept.snapshot;
+        this.#base = kept.cached;
         const c = sampled ?? ids;
         let d = 0;
         while (d < c.length && d < ids.length && c[d] === ids[d]) d++;

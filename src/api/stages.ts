@@ -13,7 +13,7 @@
  * Internal: none of this is exported from the package.
  */
 import { DeltatokError } from "../errors.js";
-import type { PromptTokens, Rendered } from "../engine/engine.js";
+import type { PromptTokens, Rendered } from "../splice/splicer.js";
 import type { ChatRenderer, IncrementalRenderOutput, PreviousRender, RenderHints, RenderOutput } from "../render/renderer.js";
 
 /** The hooks of a Deltatok (`dt[STAGE_HOOKS]`; null: none). */

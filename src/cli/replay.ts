@@ -8,13 +8,13 @@
  *
  * In-process (`replayCorpus`) or on workers (`replayCorpusPooled`, `--workers N`). On workers,
  * each corpus line goes, as its raw JSON text, to the worker that owns its conversation (the
- * line id), is parsed and replayed there by the same code (src/pool/work.ts), and the records
+ * line id), is parsed and replayed there by the same code (src/corpus/replay.ts), and the records
  * are written back in corpus order through a bounded reorder window: the output is identical.
  */
 import type { Deltatok, DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { pythonJsonParser } from "../api/json.js";
-import { lineErrorRecord, replayConversation } from "../pool/work.js";
+import { lineErrorRecord, replayConversation } from "../corpus/replay.js";
 import type { ReplayRecord } from "../pool/protocol.js";
 import { emptyStats, type DeltatokPool } from "../pool/pool.js";
 import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
@@ -27,7 +27,7 @@ import { runScheduled, skimmedId } from "./scheduled-run.js";
 export { skimmedId };
 
 export type { ReplayRecord } from "../pool/protocol.js";
-export { replayConversation } from "../pool/work.js";
+export { replayConversation } from "../corpus/replay.js";
 
 export interface ReplayOptions {
   chatTemplateKwargs: Record<string, unknown> | null;

@@ -27,7 +27,7 @@ import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
 import { openCorpus, readOpenCorpus, type LineError } from "../corpus/corpus.js";
-import { trainingConversation } from "../pool/work.js";
+import { trainingConversation } from "../corpus/replay.js";
 import type { TrainingOutcome } from "../pool/protocol.js";
 import { JsonlWriter } from "./output.js";
 import { Progress } from "./progress.js";
@@ -187,7 +187,7 @@ export function lineFailureOutcome(f: LineError): TrainingOutcome {
 
 /**
  * Runs a training command in this thread: reads the corpus in order, makes each line's outcome
- * (src/pool/work.ts trainingConversation, as the workers do) and hands it to `sink`.
+ * (src/corpus/replay.ts trainingConversation, as the workers do) and hands it to `sink`.
  */
 export async function trainCorpus<S>(dt: Deltatok, path: string, mode: "tokenize" | "rollout", sink: TrainingSink<S>, o: TokenizeCorpusOptions): Promise<S> {
   const t0 = performance.now();

@@ -3,7 +3,7 @@
  * worker pool, the costliest conversations first, through the same first pass, cost model and
  * scheduler as `replay --workers N` (src/corpus/offsets.ts indexCorpus, src/pool/cost.ts,
  * src/pool/offline.ts runOffline). Each line goes to a worker as its raw text (a `training`
- * item, src/pool/work.ts trainingLine); the outcomes come back (typed arrays moved, not copied)
+ * item, src/corpus/replay.ts trainingLine); the outcomes come back (typed arrays moved, not copied)
  * and reach the command's sink in corpus order, held meanwhile within a bound, so the output is
  * the in-process run's byte for byte.
  */

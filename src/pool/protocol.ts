@@ -8,52 +8,10 @@ import type { ErrorRecord } from "../errors.js";
 import type { SharedTokenizer } from "../load/index.js";
 import type { DeltatokOptions, MessageOptions, PromptOptions } from "../api/options.js";
 import type { DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
-import type { FallbackReason, Outcome } from "../engine/engine.js";
-import type { Trajectory } from "../api/trajectory.js";
-import type { Rollout } from "../api/rollout.js";
+import type { FallbackReason, Outcome } from "../splice/splicer.js";
+import type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome } from "../corpus/replay.js";
 
-/** Options of a corpus-line replay (what `deltatok replay` computes per conversation). */
-export interface ReplayItemOptions {
-  /** Command-level chat_template_kwargs (the line's own go on top). @defaultValue null */
-  chatTemplateKwargs?: Record<string, unknown> | null;
-  /** Parse JSON-string tool-call arguments first. @defaultValue false */
-  parseToolArguments?: boolean;
-  /** Compute OSL too. @defaultValue true */
-  osl?: boolean;
-}
-
-/** One JSONL record of `deltatok replay`. */
-export interface ReplayRecord {
-  id: string | null;
-  index: number | null;
-  isl?: number;
-  osl?: number;
-  line?: number;
-  error?: ErrorRecord;
-}
-
-/** Options of a corpus-line `deltatok tokenize` / `rollout` (what they compute per conversation). */
-export interface TrainingItemOptions {
-  /** Command-level chat_template_kwargs (the line's own go on top). @defaultValue null */
-  chatTemplateKwargs?: Record<string, unknown> | null;
-  /** Parse JSON-string tool-call arguments first. @defaultValue false */
-  parseToolArguments?: boolean;
-}
-
-/**
- * What `deltatok tokenize` / `rollout` make of one corpus line: a trajectory or rollout, or the
- * line's error record. `conversation`: the line parsed as a conversation (counted in the summary's
- * `conversations` even when the engine then failed on it). Its typed arrays are tight (own
- * buffers), so a worker can move them.
- */
-export interface TrainingOutcome {
-  id: string | null;
-  line: number;
-  conversation: boolean;
-  trajectory?: Trajectory;
-  rollout?: Rollout;
-  error?: ErrorRecord;
-}
+export type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome } from "../corpus/replay.js";
 
 export type WireItem =
   | { k: "text"; text: string }

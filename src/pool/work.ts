@@ -1,6 +1,7 @@
 /**
- * The work a worker does for one item, against its one Deltatok. Also used in-process by
- * `deltatok replay` without workers, so both paths produce the same records by construction.
+ * The item runner: the work a worker does for one wire item, against its one Deltatok. A corpus
+ * line's replay or training outcome is the corpus layer's (src/corpus/replay.ts), the same
+ * functions the in-process commands call, so both paths produce the same records by construction.
  *
  * Every item is answered: failures become `{ok: false, error: {code, message, path?}}` for that
  * item only.
@@ -12,76 +13,8 @@ import { pythonJsonParser } from "../api/json.js";
 import type { ConversationMessages } from "../api/conversations.js";
 import { trajectoryJson } from "../api/trajectory.js";
 import { rolloutJson } from "../api/rollout.js";
-import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "../corpus/corpus.js";
-import type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutcome, WireItem, WireResult } from "./protocol.js";
-
-/** The requests of one conversation, in order, as records (ISL, and OSL unless `osl: false`). */
-export function replayConversation(dt: Deltatok, c: Conversation, o: ReplayItemOptions): ReplayRecord[] {
-  const out: ReplayRecord[] = [];
-  const kwargs = mergeKwargs(o.chatTemplateKwargs ?? null, c.chat_template_kwargs);
-  const parseToolArguments = o.parseToolArguments === true;
-  const popts: PromptOptions = { tools: c.tools, chat_template_kwargs: kwargs, parse_tool_arguments: parseToolArguments };
-  for (const k of assistantIndices(c.messages)) {
-    const rec: ReplayRecord = { id: c.id, index: k };
-    try {
-      rec.isl = dt.countPrompt(c.messages.slice(0, k), popts);
-    } catch (e) {
-      rec.error = toDeltatokError(e).toJSON();
-    }
-    if (o.osl !== false) {
-      try {
-        rec.osl = dt.countMessage(c.messages[k], { chat_template_kwargs: kwargs, parse_tool_arguments: parseToolArguments });
-      } catch (e) {
-        rec.error ??= toDeltatokError(e).toJSON();
-      }
-    }
-    out.push(rec);
-  }
-  return out;
-}
-
-/** The record of a corpus line that could not be used. */
-export function lineErrorRecord(f: LineError): ReplayRecord {
-  return { id: f.id, index: null, line: f.line, error: f.error.toJSON() };
-}
-
-/** Parses and replays one corpus line (1-based `line`). */
-export function replayLine(dt: Deltatok, text: string, line: number, o: ReplayItemOptions): { records: ReplayRecord[]; conversation: boolean } {
-  let parsed: Conversation | LineError;
-  try {
-    parsed = parseCorpusLine(text, line, pythonJsonParser);
-  } catch (e) {
-    parsed = { line, id: null, error: toDeltatokError(e) };
-  }
-  if ("error" in parsed) return { records: [lineErrorRecord(parsed)], conversation: false };
-  return { records: replayConversation(dt, parsed, o), conversation: true };
-}
-
-/**
- * `deltatok tokenize` / `rollout` of one parsed conversation: its trajectory or rollout, or its
- * error record. The in-process commands and the workers both call this.
- */
-export function trainingConversation(dt: Deltatok, c: Conversation, mode: "tokenize" | "rollout", o: TrainingItemOptions): TrainingOutcome {
-  const opts = { tools: c.tools, chat_template_kwargs: mergeKwargs(o.chatTemplateKwargs ?? null, c.chat_template_kwargs), parse_tool_arguments: o.parseToolArguments === true };
-  try {
-    if (mode === "tokenize") return { id: c.id, line: c.line, conversation: true, trajectory: dt.tokenizeTrajectory(c.messages, opts) };
-    return { id: c.id, line: c.line, conversation: true, rollout: dt.tokenizeRollout(c.messages, opts) };
-  } catch (e) {
-    return { id: c.id, line: c.line, conversation: true, error: toDeltatokError(e).toJSON() };
-  }
-}
-
-/** Parses one corpus line (1-based `line`) and makes its trajectory or rollout (trainingConversation). */
-export function trainingLine(dt: Deltatok, text: string, line: number, mode: "tokenize" | "rollout", o: TrainingItemOptions): TrainingOutcome {
-  let parsed: Conversation | LineError;
-  try {
-    parsed = parseCorpusLine(text, line, pythonJsonParser);
-  } catch (e) {
-    parsed = { line, id: null, error: toDeltatokError(e) };
-  }
-  if ("error" in parsed) return { id: parsed.id, line: parsed.line, conversation: false, error: parsed.error.toJSON() };
-  return tight(trainingConversation(dt, parsed, mode, o));
-}
+import { replayLine, trainingLine } from "../corpus/replay.js";
+import type { TrainingOutcome, WireItem, WireResult } from "./protocol.js";
 
 /**
  * An outcome whose typed arrays are fresh copies, each its own buffer, so the worker can move them:
@@ -178,7 +111,7 @@ export function runItem(dt: Deltatok, item: WireItem, held?: ConversationMessage
         return { ok: true, ...replayLine(dt, item.json, item.line, item.replay ?? {}) };
       case "training":
         if (item.mode !== "tokenize" && item.mode !== "rollout") throw new DeltatokError("DT_INVALID_REQUEST", `training mode must be tokenize or rollout, got ${String(item.mode)}`);
-        return { ok: true, training: trainingLine(dt, item.json, item.line, item.mode, item.options ?? {}) };
+        return { ok: true, training: tight(trainingLine(dt, item.json, item.line, item.mode, item.options ?? {})) };
       default:
         throw new DeltatokError("DT_INVALID_REQUEST", `unknown item kind ${String((item as { k?: unknown }).k)}`);
     }

@@ -3,7 +3,7 @@
  */
 import type { ErrorRecord } from "../errors.js";
 import type { MessageOptions, PromptOptions } from "../api/options.js";
-import type { FallbackReason, Outcome } from "../engine/engine.js";
+import type { FallbackReason, Outcome } from "../splice/splicer.js";
 import type { ReplayItemOptions, ReplayRecord } from "../pool/protocol.js";
 import type { BatchRunner, PoolOptions } from "../pool/pool.js";
 import type { RouterStats } from "../pool/router.js";

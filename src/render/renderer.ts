@@ -7,7 +7,7 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { DeltatokError } from "../errors.js";
-import type { IncrementalStats, RenderBudget } from "../template/index.js";
+import type { IncrementalStats, PreviousRender, RenderBudget } from "../template/index.js";
 import { PythonRenderer } from "./python.js";
 
 export type RendererKind = "python" | "hf-jinja";
@@ -21,11 +21,8 @@ export interface RenderOutput {
 /** Work counters of incremental renders (see src/template/incremental/INCREMENTAL.md). */
 export type RenderWork = IncrementalStats;
 
-/** A previous render of the same conversation, as the engine kept it. */
-export interface PreviousRender {
-  readonly trace: unknown;
-  readonly segments: readonly string[];
-}
+/** A previous render of the same conversation, as the splicer kept it (declared by the template layer). */
+export type { PreviousRender } from "../template/index.js";
 
 /** An incremental render: the text in segments plus the state to pass to the next one. */
 export interface IncrementalRenderOutput {

@@ -10,7 +10,7 @@ import type { RenderBudget as EngineBudget, RenderOptions as EngineOptions, Rend
 import { compileTracked, type TrackedRoot } from "./incremental/tracked-compiler.js";
 import { PathSpace, TrackingBudgetError } from "./incremental/paths.js";
 import { ReplayError, Trace, emptyStats } from "./incremental/records.js";
-import { Tracker } from "./incremental/track.js";
+import { Tracker } from "./incremental/tracker.js";
 import type { IncrementalStats } from "./incremental/records.js";
 export type { IncrementalStats };
 export { TemplateErrorDetail, pythonErrorString } from "./jinja/template.js";
@@ -39,7 +39,7 @@ export interface RenderOptions extends EngineOptions {
   itemVersions?: { readonly list: readonly unknown[]; readonly versions: readonly number[] };
 }
 
-/** A previous incremental render of the same conversation (what the engine kept of it). */
+/** A previous incremental render of the same conversation (what the splicer kept with its cached render). */
 export interface PreviousRender {
   /** the trace it returned */
   readonly trace: unknown;

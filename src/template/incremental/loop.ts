@@ -8,7 +8,7 @@
 import { LoopContext } from "../jinja/runtime.js";
 import { ITEM_UNITS } from "../jinja/ops.js";
 import type { Path } from "./paths.js";
-import type { Tracker } from "./track.js";
+import type { Tracker } from "./tracker.js";
 
 export class TrackedLoop extends LoopContext {
   /** depth of the unit running the loop (-1: untracked) */

@@ -229,7 +229,7 @@ export class PathSpace {
   readonly checkIds = new Map<string, number>();
   readonly checkObs: unknown[][] = [];
 
-  /** interned observation lists that read only state (see Rec.fdList): content key → id */
+  /** interned observation lists that read only state (see Rec.outsideItemList): content key → id */
   readonly listIds = new Map<string, number>();
 
   /** The id of an observation list's content. */

@@ -1,7 +1,7 @@
 /**
  * The recording half of the tracker: per-render tracking state, the observations and writes a
  * running unit records, units' frames and segments, and what the engine reports through
- * RenderObserver. Validation and replay are in track.ts (Tracker extends Recorder).
+ * RenderObserver. Validation and replay are in tracker.ts (Tracker extends Recorder).
  *
  * Layer: template/incremental.
  */
@@ -12,8 +12,8 @@ import { TrackedLoop } from "./loop.js";
 import type { Joiner } from "../jinja/values.js";
 import { MISSING, Markup, MissingType, Namespace, PyFunction, PyRange, Undefined } from "../jinja/values.js";
 import { hasOwn, P_SLICE, P_REV, P_VIEW, ValidationAbortError, TRACK_OVER, TrackBudget, TRACK_OBS, TRACK_REC, TRACK_LOOP, NOTFOUND, epoch, nextEpoch, Path, PathSpace, SeqView, DictViewOf } from "./paths.js";
-import { NEVER, shapeOf, sameShape, isContainer, snapshot, setSnapBudget, deepEq, S_PATH, S_NS, S_MACRO, S_DEEP, S_IDENT, S_UNDEF, S_MISSING, SV, SV_MISSING, SV_NEVER } from "./snapshot.js";
-import { NSREF, O_VAL, O_LEN, O_TRUTH, O_KEYS, O_WHOLE, O_RSLOT, O_RESOLVE, O_NSATTR, O_LOOP, O_NOW, O_COND, O_SETV, W_ROOT, W_NSNEW, W_NSSET, LoopEntry, Rec, Trace, emptyStats, Frame, ReplayError, volatile, VOID_NO, voidKind, isPrimitive } from "./records.js";
+import { NEVER, shapeOf, sameShape, isContainer, snapshot, setSnapBudget, deepEq, S_PATH, S_NS, S_MACRO, S_DEEP, S_IDENT, S_UNDEF, S_MISSING, SV, SV_MISSING, SV_NEVER } from "./observed.js";
+import { NSREF, O_VAL, O_LEN, O_TRUTH, O_KEYS, O_WHOLE, O_RSLOT, O_RESOLVE, O_NSATTR, O_LOOP, O_NOW, O_COND, O_SETV, W_ROOT, W_NSNEW, W_NSSET, LoopEntry, Rec, Trace, emptyStats, UnitFrame, ReplayError, volatile, VOID_NO, voidKind, isPrimitive } from "./records.js";
 import type { IncrementalStats, CondEv, PosCond } from "./records.js";
 
 /**
@@ -21,7 +21,7 @@ import type { IncrementalStats, CondEv, PosCond } from "./records.js";
  * paths by an earlier render never equal a serial of a later one.
  */
 let SERIAL = 1;
-const FRAME_POOL: Frame[] = [];
+const FRAME_POOL: UnitFrame[] = [];
 
 export abstract class Recorder implements RenderObserver {
   readonly rs: RenderState;
@@ -33,8 +33,8 @@ export abstract class Recorder implements RenderObserver {
   root!: Act & { p: Array<Path | null>; w: number[] };
   /** next serial (write / unit start); written back to the global counter by close() */
   serial: number;
-  frames: Frame[] = [];
-  cur: Frame | null = null;
+  frames: UnitFrame[] = [];
+  cur: UnitFrame | null = null;
   /** path of the value the last tracked expression returned */
   lp: Path | null = null;
   /** an internal read happened (set while recording a condition) */
@@ -58,7 +58,7 @@ export abstract class Recorder implements RenderObserver {
   /** root slot → serial at its last read by tracked code */
   readonly slotReadAt: number[] = [];
   /** frames by depth (reused from render to render: renders do not nest) */
-  protected readonly pool: Frame[] = FRAME_POOL;
+  protected readonly pool: UnitFrame[] = FRAME_POOL;
   /** the records of this render's top-level units */
   top: Array<Rec | null> = [];
   /** bumped on every root-level write (context lookups may change) */
@@ -78,7 +78,7 @@ export abstract class Recorder implements RenderObserver {
   /** the run being replayed by runReplay (0: none), and per interned observation the run it held in */
   protected runNo = 0;
   protected stamps = new Int32Array(0);
-  /** per state-only observation list (Rec.fdList): the run it held in without re-evaluations */
+  /** per state-only observation list (Rec.outsideItemList): the run it held in without re-evaluations */
   protected listStamps = new Int32Array(0);
   /** conditions re-evaluated so far (a list that needed one is not stamped) */
   protected reevaluations = 0;
@@ -137,18 +137,18 @@ export abstract class Recorder implements RenderObserver {
   /** Depth of the innermost unit on the stack that started at or before serial `w`, or -1. */
   depthOf(w: number): number {
     const f = this.frames;
-    for (let j = f.length - 1; j >= 0; j--) if ((f[j] as Frame).start <= w) return j;
+    for (let j = f.length - 1; j >= 0; j--) if ((f[j] as UnitFrame).start <= w) return j;
     return -1;
   }
 
   protected push(kind: number, m: number, a: unknown, b: unknown, c: unknown): void {
     this.tb.grow(TRACK_OBS);
-    (this.cur as Frame).o.push(kind, m, a, b, c);
+    (this.cur as UnitFrame).observations.push(kind, m, a, b, c);
   }
 
   /** A record made by this render: what it holds besides its observations (counted as pushed). */
   protected made(r: Rec): void {
-    this.tb.grow(TRACK_REC + 2 * r.out.length + 8 * ((r.w?.length ?? 0) + (r.g?.length ?? 0)));
+    this.tb.grow(TRACK_REC + 2 * r.out.length + 8 * ((r.writes?.length ?? 0) + (r.generation?.length ?? 0)));
   }
 
   /**
@@ -240,7 +240,7 @@ export abstract class Recorder implements RenderObserver {
       this.taint = true;
       return -1;
     }
-    const at = f.o.length;
+    const at = f.observations.length;
     this.push(O_LEN, p.m, p, n, null);
     return this.inCond === 0 ? at : -1;
   }
@@ -250,8 +250,8 @@ export abstract class Recorder implements RenderObserver {
    * `p`, which may grow (see `extend`).
    */
   extensible(at: number, entry: LoopEntry, p: Path): void {
-    const f = this.cur as Frame;
-    if (at >= 0 && f.o[at] === O_LEN && f.o[at + 2] === p) f.o[at + 4] = entry;
+    const f = this.cur as UnitFrame;
+    if (at >= 0 && f.observations[at] === O_LEN && f.observations[at + 2] === p) f.observations[at + 4] = entry;
   }
 
   /**
@@ -359,7 +359,7 @@ export abstract class Recorder implements RenderObserver {
    * attributes, or — for tests reaching state otherwise — any namespace attribute at all.
    */
   depsWritten(deps: { slots: number[]; attrs: Array<[number, string]>; deep: boolean }): boolean {
-    const f = this.cur as Frame;
+    const f = this.cur as UnitFrame;
     const start = f.start;
     const root = this.root;
     for (const sl of deps.slots) if ((root.w[sl] as number) >= start) return true;
@@ -415,8 +415,8 @@ export abstract class Recorder implements RenderObserver {
   condBegin(): unknown[] | null {
     const f = this.cur;
     if (f === null) return null;
-    const saved = f.o;
-    f.o = [];
+    const saved = f.observations;
+    f.observations = [];
     this.inCond++;
     return saved;
   }
@@ -424,9 +424,9 @@ export abstract class Recorder implements RenderObserver {
   /** Ends recording a test that evaluated to `value` (a COND or SETV entry). */
   condEnd(saved: unknown[] | null, taint0: boolean, id: number, value: unknown, kind: "cond" | "set", totalSlot = -1): void {
     if (saved === null) return;
-    const f = this.cur as Frame;
-    const fine = f.o;
-    f.o = saved;
+    const f = this.cur as UnitFrame;
+    const fine = f.observations;
+    f.observations = saved;
     this.inCond--;
     const tainted = this.taint;
     this.taint = taint0 || tainted;
@@ -437,7 +437,7 @@ export abstract class Recorder implements RenderObserver {
   }
 
   /** Appends a test's observations to the unit's list (deduplicating data observations). */
-  protected inline(saved: unknown[], fine: unknown[], f: Frame): void {
+  protected inline(saved: unknown[], fine: unknown[], f: UnitFrame): void {
     for (let i = 0; i < fine.length; i += 5) {
       if (fine[i] === O_VAL && this.inCond === 0) {
         const p = fine[i + 2] as Path;
@@ -451,9 +451,9 @@ export abstract class Recorder implements RenderObserver {
   /** Aborts recording (an exception): puts the observations back inline. */
   condAbort(saved: unknown[] | null): void {
     if (saved === null) return;
-    const f = this.cur as Frame;
-    const fine = f.o;
-    f.o = saved;
+    const f = this.cur as UnitFrame;
+    const fine = f.observations;
+    f.observations = saved;
     this.inCond--;
     this.inline(saved, fine, f);
   }
@@ -558,8 +558,8 @@ export abstract class Recorder implements RenderObserver {
   protected pushWrite(kind: number, a: unknown, b: unknown, c: unknown): void {
     const f = this.cur;
     if (f === null) return;
-    let w = f.w;
-    if (w === null) w = f.w = [];
+    let w = f.writes;
+    if (w === null) w = f.writes = [];
     w.push(kind, a, b, c);
   }
 
@@ -628,8 +628,8 @@ export abstract class Recorder implements RenderObserver {
   genSpan(start: number, end: number): void {
     const f = this.cur;
     if (f === null) return;
-    let g = f.g;
-    if (g === null) g = f.g = [];
+    let g = f.generation;
+    if (g === null) g = f.generation = [];
     g.push(start - f.base, end - start);
   }
 
@@ -694,14 +694,14 @@ export abstract class Recorder implements RenderObserver {
 
   // ---- units ----
 
-  protected frameAt(depth: number): Frame {
+  protected frameAt(depth: number): UnitFrame {
     let f = this.pool[depth];
-    if (f === undefined) f = this.pool[depth] = new Frame();
+    if (f === undefined) f = this.pool[depth] = new UnitFrame();
     return f;
   }
 
   /** Starts a top-level unit (statement `k`). */
-  beginTop(k: number, prev: Rec | null, segmented: boolean): Frame {
+  beginTop(k: number, prev: Rec | null, segmented: boolean): UnitFrame {
     const f = this.frameAt(0);
     f.reset(0, null, k, k);
     f.prev = prev;
@@ -715,14 +715,14 @@ export abstract class Recorder implements RenderObserver {
     f.steps0 = rs.steps;
     f.built0 = rs.built;
     f.chunks0 = rs.chunks;
-    f.ae = rs.autoescape;
+    f.autoescape = rs.autoescape;
     this.frames.push(f);
     this.cur = f;
     return f;
   }
 
   /** Ends a top-level unit: its output becomes a segment. Returns its record. */
-  endTop(f: Frame, replayed: Rec | null): Rec {
+  endTop(f: UnitFrame, replayed: Rec | null): Rec {
     const rs = this.rs;
     const out = rs.out;
     if (out.length > 0) {
@@ -757,8 +757,8 @@ export abstract class Recorder implements RenderObserver {
   }
 
   /** Starts an iteration unit of a memoized loop run by the current unit. */
-  beginIter(ord: number, key: unknown): Frame {
-    const parent = this.cur as Frame;
+  beginIter(ord: number, key: unknown): UnitFrame {
+    const parent = this.cur as UnitFrame;
     const depth = parent.depth + 1;
     const f = this.frameAt(depth);
     f.reset(depth, parent, ord, key);
@@ -776,14 +776,14 @@ export abstract class Recorder implements RenderObserver {
     f.steps0 = rs.steps;
     f.built0 = rs.built;
     f.chunks0 = rs.chunks;
-    f.ae = rs.autoescape;
+    f.autoescape = rs.autoescape;
     this.frames.push(f);
     this.cur = f;
     return f;
   }
 
   /** The iteration's scope is set up (target, loop, frame entry): it starts now. */
-  started(f: Frame): void {
+  started(f: UnitFrame): void {
     f.start = this.serial++;
   }
 
@@ -791,7 +791,7 @@ export abstract class Recorder implements RenderObserver {
    * Ends an iteration unit: `replayed` is the previous record it replayed, or null when it
    * executed (with control code `ctl`). Returns the record standing for it.
    */
-  endIter(f: Frame, replayed: Rec | null, ctl: number): Rec {
+  endIter(f: UnitFrame, replayed: Rec | null, ctl: number): Rec {
     const rs = this.rs;
     const out = rs.out;
     let used: Rec;
@@ -804,7 +804,7 @@ export abstract class Recorder implements RenderObserver {
       this.stats.iterationsReused++;
     }
     this.frames.pop();
-    const parent = f.parent as Frame;
+    const parent = f.parent as UnitFrame;
     this.cur = parent;
     if (f.segmented) {
       if (out.length > 0) {
@@ -830,7 +830,7 @@ export abstract class Recorder implements RenderObserver {
   /** Records a loop run by the current unit (expecting about `size` iterations); returns its entry. */
   loopEntry(node: number, size = 0): LoopEntry {
     this.tb.grow(TRACK_LOOP + 8 * size);
-    const f = this.cur as Frame;
+    const f = this.cur as UnitFrame;
     const e = new LoopEntry(node, size > 0 ? new Array<Rec>(size) : []);
     (f.loops ??= []).push(e);
     return e;
@@ -838,11 +838,11 @@ export abstract class Recorder implements RenderObserver {
 
   /** The previous render's entry for the `ord`-th loop of the current unit, if the same loop. */
   prevLoop(ord: number, node: number): LoopEntry | null {
-    const f = this.cur as Frame;
+    const f = this.cur as UnitFrame;
     const pl = f.prev?.loops?.[ord];
     return pl !== undefined && pl.node === node ? pl : null;
   }
 
-  /** Replays a record's carried state into its parent frame (track.ts). */
-  protected abstract carry(parent: Frame, rec: Rec, off: number): void;
+  /** Replays a record's carried state into its parent frame (tracker.ts). */
+  protected abstract carry(parent: UnitFrame, rec: Rec, off: number): void;
 }

@@ -1,7 +1,8 @@
 /**
  * What a tracked render keeps: observation and write codes, records of units (Rec), loop entries,
- * the trace handed back to the caller, unit frames, work counters, and the pure helpers that
- * classify observations (shared by recording, validation and replay).
+ * the trace handed back to the caller, unit frames, work counters, the pure helpers that
+ * classify observations (shared by recording, validation and replay), and the readable form of
+ * a trace: typed observations and writes decoded from the packed arrays, `Trace.describe()`.
  *
  * Layer: template/incremental.
  */
@@ -11,9 +12,9 @@ import { sliceBounds, type Act, type RenderState } from "../jinja/runtime.js";
 import type { TrackedLoop } from "./loop.js";
 import { loopAttr } from "../jinja/methods.js";
 import { MISSING, Undefined } from "../jinja/values.js";
-import { P_SLICE, P_REV, NOTFOUND, Path, PathSpace, SeqView, DictViewOf, seqLen } from "./paths.js";
-import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_UNDEF, S_MISSING, SV, SV_MISSING } from "./snapshot.js";
-import type { Tracker } from "./track.js";
+import { P_CTX, P_ITEM, P_SLICE, P_REV, P_VIEW, P_LOOPITEM, NOTFOUND, Path, PathSpace, SeqView, DictViewOf, seqLen } from "./paths.js";
+import { TAG_LIST, TAG_TUPLE, TAG_DICT, S_PATH, S_NS, S_MACRO, S_DEEP, S_IDENT, S_UNDEF, S_MISSING, S_NEVER, SV, SV_MISSING } from "./observed.js";
+import type { Tracker } from "./tracker.js";
 
 // ---- records ---------------------------------------------------------------------------------
 
@@ -73,19 +74,19 @@ export class Rec {
   /** match key: the item path, or the iteration index (top level: statement index) */
   readonly key: unknown;
   /** observations: [kind, m, a, b, c] × n */
-  o: unknown[] = [];
+  observations: unknown[] = [];
   loops: LoopEntry[] | null = null;
   out = "";
   /** writes: [kind, a, b, c] × n (including nested units', in order) */
-  w: unknown[] | null = null;
+  writes: unknown[] | null = null;
   /** generation spans relative to the unit's start: [start, length] × n */
-  g: number[] | null = null;
+  generation: number[] | null = null;
   steps = 0;
   /** build units the unit charged (RenderState.built) */
   built = 0;
   chunks = 0;
-  ctl = 0;
-  ae = false;
+  control = 0;
+  autoescape = false;
   bad = false;
   /** has condition/set observations re-evaluated in the unit's scope */
   scoped = false;
@@ -96,10 +97,10 @@ export class Rec {
   stale = false;
   bytes = 0;
   /** its observations without the reads inside item `fdItem` (see itemProof); computed once */
-  fd: unknown[] | undefined = undefined;
-  fdItem: Path | null = null;
+  outsideItem: unknown[] | undefined = undefined;
+  outsideItemPath: Path | null = null;
   /** when `fd` reads only state (no position, no data): the id of its content (PathSpace.listId), else -1 */
-  fdList = -1;
+  outsideItemList = -1;
   constructor(depth: number, key: unknown) {
     this.depth = depth;
     this.key = key;
@@ -123,6 +124,11 @@ export class Trace {
      */
     readonly untracked = false,
   ) {}
+
+  /** The trace in readable form, one line per unit, observation, write and loop (debugging). */
+  describe(): string {
+    return describeTrace(this);
+  }
 }
 
 /** Counters of one incremental render. */
@@ -155,9 +161,9 @@ export function emptyStats(): IncrementalStats {
  * A unit being executed (or about to be validated). Frames are pooled by depth: a replayed
  * iteration leaves nothing behind, an executed one hands its recordings to a new Rec.
  */
-export class Frame {
+export class UnitFrame {
   depth = 0;
-  parent: Frame | null = null;
+  parent: UnitFrame | null = null;
   /** statement index (top level) or loop ordinal in the parent */
   ord = 0;
   /** match key: item path or iteration index */
@@ -174,20 +180,20 @@ export class Frame {
   steps0 = 0;
   built0 = 0;
   chunks0 = 0;
-  ae = false;
+  autoescape = false;
   bad = false;
   /** `set`s of total integer expressions: [observation index, slot, serial of the write] × n */
   lazy: number[] | null = null;
   /** this unit (or one nested in it) created or wrote a namespace */
   nsWrites = false;
   /** recordings: observations, writes, generation spans, loops */
-  o: unknown[] = [];
-  w: unknown[] | null = null;
-  g: number[] | null = null;
+  observations: unknown[] = [];
+  writes: unknown[] | null = null;
+  generation: number[] | null = null;
   loops: LoopEntry[] | null = null;
   private idStr: string | null = null;
 
-  reset(depth: number, parent: Frame | null, ord: number, key: unknown): void {
+  reset(depth: number, parent: UnitFrame | null, ord: number, key: unknown): void {
     this.depth = depth;
     this.parent = parent;
     this.ord = ord;
@@ -202,9 +208,9 @@ export class Frame {
     this.bad = false;
     this.lazy = null;
     this.nsWrites = false;
-    this.o.length = 0;
-    this.w = null;
-    this.g = null;
+    this.observations.length = 0;
+    this.writes = null;
+    this.generation = null;
     this.loops = null;
     this.idStr = null;
   }
@@ -236,28 +242,28 @@ export class Frame {
       for (let i = 0; i < lz.length; i += 3) {
         const at = lz[i] as number;
         if ((readAt[lz[i + 1] as number] ?? -1) >= (lz[i + 2] as number)) continue;
-        const fine = this.o[at + 4] as unknown[];
+        const fine = this.observations[at + 4] as unknown[];
         const kept: unknown[] = [];
         for (let j = 0; j < fine.length; j += 5) if (fine[j] !== O_LEN && fine[j] !== O_LOOP) kept.push(fine[j], fine[j + 1], fine[j + 2], fine[j + 3], fine[j + 4]);
-        this.o[at] = O_UNUSED;
-        this.o[at + 4] = kept;
+        this.observations[at] = O_UNUSED;
+        this.observations[at + 4] = kept;
       }
     }
     const r = new Rec(this.depth, this.key);
-    r.o = this.o;
-    this.o = [];
+    r.observations = this.observations;
+    this.observations = [];
     r.loops = this.loops;
-    r.w = this.w;
-    r.g = this.g;
+    r.writes = this.writes;
+    r.generation = this.generation;
     r.out = out;
     r.steps = steps;
     r.built = built;
     r.chunks = chunks;
-    r.ctl = ctl;
-    r.ae = this.ae;
+    r.control = ctl;
+    r.autoescape = this.autoescape;
     r.bad = this.bad;
-    for (let i = 0; i < r.o.length; i += 5) {
-      if (r.o[i] === O_COND || r.o[i] === O_SETV) {
+    for (let i = 0; i < r.observations.length; i += 5) {
+      if (r.observations[i] === O_COND || r.observations[i] === O_SETV) {
         r.scoped = true;
         break;
       }
@@ -296,7 +302,7 @@ export function under(p: Path, item: Path): boolean {
 }
 
 /**
- * Observations `o` for an unchanged `item` (Rec.fd): without the data observations of paths under
+ * Observations for an unchanged `item` (Rec.outsideItem): without the data observations of paths under
  * `item`, and with state observations (root slots, context names, namespace attributes) whose
  * recorded value has a key interned as O_CACHED — also inside condition and set observations'
  * inputs. The same array when nothing changes.
@@ -435,14 +441,14 @@ export function voidKind(r: Rec): number {
   let v = voidMemo.get(r) ?? VOID_UNKNOWN;
   if (v === VOID_UNKNOWN) {
     v = VOID_NO;
-    if (r.out === "" && r.g === null && !r.bad && !r.stale && r.ctl === 0 && r.loops === null) {
-      if (r.w === null) {
-        if (dataOnly(r.o, -1)) v = VOID_YES;
-      } else if (dataOnly(r.o, r.depth - 1)) {
+    if (r.out === "" && r.generation === null && !r.bad && !r.stale && r.control === 0 && r.loops === null) {
+      if (r.writes === null) {
+        if (dataOnly(r.observations, -1)) v = VOID_YES;
+      } else if (dataOnly(r.observations, r.depth - 1)) {
         const keys = new Set<unknown>();
-        for (let i = 0; i < r.o.length; i += 5) if (r.o[i] === O_RSLOT) keys.add((r.o[i + 3] as SV).a);
+        for (let i = 0; i < r.observations.length; i += 5) if (r.observations[i] === O_RSLOT) keys.add((r.observations[i + 3] as SV).a);
         let ok = true;
-        for (let i = 0; i < r.w.length && ok; i += 4) ok = r.w[i] === W_NSSET && keys.has(r.w[i + 1]) && !(r.w[i + 3] instanceof SV);
+        for (let i = 0; i < r.writes.length && ok; i += 4) ok = r.writes[i] === W_NSSET && keys.has(r.writes[i + 1]) && !(r.writes[i + 3] instanceof SV);
         if (ok) v = VOID_RELATIVE;
       }
     }
@@ -555,15 +561,221 @@ export function loopAttrNow(lc: TrackedLoop, attr: string, tk: Tracker): unknown
 
 /** Estimated bytes held by a record (and what it nests). */
 export function recBytes(r: Rec): number {
-  let b = 96 + r.out.length * 2 + (r.w === null ? 0 : r.w.length * 8) + (r.g === null ? 0 : r.g.length * 8);
-  let obs = r.o.length * 8;
-  for (let i = 0; i < r.o.length; i += 5) {
-    const k = r.o[i];
+  let b = 96 + r.out.length * 2 + (r.writes === null ? 0 : r.writes.length * 8) + (r.generation === null ? 0 : r.generation.length * 8);
+  let obs = r.observations.length * 8;
+  for (let i = 0; i < r.observations.length; i += 5) {
+    const k = r.observations[i];
     if (k === O_WHOLE) b += 64;
-    else if (k === O_COND || k === O_SETV || k === O_UNUSED) obs += (r.o[i + 4] as unknown[]).length * 8;
+    else if (k === O_COND || k === O_SETV || k === O_UNUSED) obs += (r.observations[i + 4] as unknown[]).length * 8;
   }
-  // the observations, and room for their copy without an unchanged item's reads (Rec.fd)
+  // the observations, and room for their copy without an unchanged item's reads (Rec.outsideItem)
   b += 2 * obs;
   if (r.loops !== null) for (const l of r.loops) for (const it of l.iters) b += it.bytes + 8;
   return b;
+}
+
+// ---- readable form ----------------------------------------------------------------------------
+// Records keep observations packed ([kind, m, a, b, c] × n) and writes packed ([kind, a, b, c] × n)
+// for speed; these decode them into named fields, for tests and for reading a trace.
+
+/** One observation of a record, decoded. `recorded`: the value (or shape) it saw. */
+export type Observation =
+  /** caller data reached by a path: its shape (value), length, truth, keys, or the whole value */
+  | { readonly kind: "value" | "length" | "truth" | "keys" | "whole"; readonly path: string; readonly recorded: unknown }
+  /** a variable's activation slot, `depth`: the unit that wrote it (-1: before the render) */
+  | { readonly kind: "slot"; readonly depth: number; readonly slot: number; readonly recorded: unknown; readonly namespaceRef: boolean }
+  /** a name resolved in the context */
+  | { readonly kind: "name"; readonly depth: number; readonly name: string; readonly recorded: unknown }
+  | { readonly kind: "namespace-attribute"; readonly depth: number; readonly namespace: unknown; readonly attribute: string; readonly recorded: unknown }
+  | { readonly kind: "loop-attribute"; readonly loop: number; readonly attribute: string; readonly recorded: unknown }
+  /** strftime_now(format) */
+  | { readonly kind: "clock"; readonly format: string; readonly recorded: unknown }
+  /** a test or `set` value re-evaluated at validation, with the observations of its inputs */
+  | { readonly kind: "condition" | "set-value" | "unused-set" | "position-condition"; readonly id: unknown; readonly recorded: unknown; readonly inputs: readonly Observation[] }
+  /** a state observation interned in the trace's path space (PathSpace.checkId) */
+  | { readonly kind: "cached"; readonly depth: number; readonly id: number };
+
+/** A write of a record that outlives its unit, decoded. */
+export type Write =
+  | { readonly kind: "root"; readonly slot: number; readonly name: string; readonly value: unknown }
+  | { readonly kind: "namespace-new"; readonly namespace: unknown; readonly names: unknown; readonly values: unknown }
+  | { readonly kind: "namespace-set"; readonly namespace: unknown; readonly attribute: string; readonly value: unknown };
+
+/** A path to caller data as text: `messages[3]["content"]`, `reversed(messages)`, `loop1.item`. */
+export function pathText(p: Path): string {
+  const parent = p.parent === null ? "" : pathText(p.parent);
+  switch (p.op) {
+    case P_CTX:
+      return String(p.key);
+    case P_ITEM:
+      return `${parent}[${JSON.stringify(p.key) ?? String(p.key)}]`;
+    case P_SLICE:
+      return `${parent}[${(p.sargs ?? []).map((x) => (x === null || x === undefined ? "" : String(x))).join(":")}]`;
+    case P_REV:
+      return `reversed(${parent})`;
+    case P_VIEW:
+      return `${parent}.${String(p.key)}()`;
+    case P_LOOPITEM:
+      return `loop${String(p.key)}.item`;
+    default:
+      return `${parent}?${p.op}`;
+  }
+}
+
+/** The observations of a packed array (a record's `observations`), decoded. */
+export function observationsOf(packed: readonly unknown[]): Observation[] {
+  const out: Observation[] = [];
+  for (let i = 0; i + 4 < packed.length; i += 5) {
+    const kind = packed[i] as number;
+    const m = packed[i + 1] as number;
+    const a = packed[i + 2];
+    const b = packed[i + 3];
+    const c = packed[i + 4];
+    const path = a instanceof Path ? pathText(a) : String(a);
+    switch (kind) {
+      case O_VAL:
+        out.push({ kind: "value", path, recorded: b });
+        break;
+      case O_LEN:
+        out.push({ kind: "length", path, recorded: b });
+        break;
+      case O_TRUTH:
+        out.push({ kind: "truth", path, recorded: b });
+        break;
+      case O_KEYS:
+        out.push({ kind: "keys", path, recorded: b });
+        break;
+      case O_WHOLE:
+        out.push({ kind: "whole", path, recorded: b });
+        break;
+      case O_RSLOT:
+        out.push({ kind: "slot", depth: m, slot: a as number, recorded: b, namespaceRef: c === NSREF });
+        break;
+      case O_RESOLVE:
+        out.push({ kind: "name", depth: m, name: String(a), recorded: b });
+        break;
+      case O_NSATTR:
+        out.push({ kind: "namespace-attribute", depth: m, namespace: a, attribute: String(b), recorded: c });
+        break;
+      case O_LOOP:
+        out.push({ kind: "loop-attribute", loop: a as number, attribute: String(b), recorded: c });
+        break;
+      case O_NOW:
+        out.push({ kind: "clock", format: String(a), recorded: b });
+        break;
+      case O_COND:
+      case O_SETV:
+      case O_UNUSED:
+      case O_PCOND: {
+        const name = kind === O_COND ? "condition" : kind === O_SETV ? "set-value" : kind === O_UNUSED ? "unused-set" : "position-condition";
+        out.push({ kind: name, id: a, recorded: b, inputs: Array.isArray(c) ? observationsOf(c) : [] });
+        break;
+      }
+      case O_CACHED:
+        out.push({ kind: "cached", depth: m, id: a as number });
+        break;
+      default:
+        throw new Error(`observationsOf: unknown observation kind ${kind}`);
+    }
+  }
+  return out;
+}
+
+/** The writes of a packed array (a record's `writes`), decoded. */
+export function writesOf(packed: readonly unknown[] | null): Write[] {
+  const out: Write[] = [];
+  if (packed === null) return out;
+  for (let i = 0; i + 3 < packed.length; i += 4) {
+    const kind = packed[i];
+    const a = packed[i + 1];
+    const b = packed[i + 2];
+    const c = packed[i + 3];
+    if (kind === W_ROOT) out.push({ kind: "root", slot: a as number, name: String(b), value: c });
+    else if (kind === W_NSNEW) out.push({ kind: "namespace-new", namespace: a, names: b, values: c });
+    else if (kind === W_NSSET) out.push({ kind: "namespace-set", namespace: a, attribute: String(b), value: c });
+    else throw new Error(`writesOf: unknown write kind ${String(kind)}`);
+  }
+  return out;
+}
+
+/** How a state value (SV) was recorded, by its tag. */
+const SV_TAGS = new Map<number, string>([
+  [S_PATH, "caller data by path"],
+  [S_NS, "namespace"],
+  [S_MACRO, "macro"],
+  [S_DEEP, "deep copy"],
+  [S_IDENT, "template object"],
+  [S_UNDEF, "undefined"],
+  [S_MISSING, "missing"],
+  [S_NEVER, "not comparable"],
+]);
+
+/** A recorded value, short: primitives as JSON (cut at 60 characters), containers by kind. */
+function shown(v: unknown): string {
+  if (v === TAG_LIST) return "<list>";
+  if (v === TAG_TUPLE) return "<tuple>";
+  if (v === TAG_DICT) return "<dict>";
+  if (v === undefined) return "undefined";
+  if (typeof v === "symbol") return `<${v.description ?? "symbol"}>`;
+  if (typeof v === "bigint") return `${v}n`;
+  if (v instanceof SV) return `<${SV_TAGS.get(v.tag) ?? `state ${v.tag}`}>`;
+  if (v instanceof PyFloat) return `${v.value}.0`;
+  if (Array.isArray(v)) return `<${v.length} items>`;
+  if (typeof v === "object" && v !== null) return `<${v.constructor?.name ?? "object"}>`;
+  const t = JSON.stringify(v) ?? String(v);
+  return t.length > 60 ? `${t.slice(0, 57)}...` : t;
+}
+
+function observationLine(o: Observation): string {
+  switch (o.kind) {
+    case "value":
+    case "length":
+    case "truth":
+    case "keys":
+    case "whole":
+      return `${o.kind} ${o.path} = ${shown(o.recorded)}`;
+    case "slot":
+      return `slot ${o.slot}${o.namespaceRef ? " (namespace)" : ""} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "name":
+      return `name ${o.name} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "namespace-attribute":
+      return `namespace ${shown(o.namespace)}.${o.attribute} from unit depth ${o.depth} = ${shown(o.recorded)}`;
+    case "loop-attribute":
+      return `loop${o.loop}.${o.attribute} = ${shown(o.recorded)}`;
+    case "clock":
+      return `strftime_now(${JSON.stringify(o.format)}) = ${shown(o.recorded)}`;
+    case "cached":
+      return `cached state observation #${o.id} from unit depth ${o.depth}`;
+    default:
+      return `${o.kind} #${shown(o.id)} = ${shown(o.recorded)} (${o.inputs.length} inputs)`;
+  }
+}
+
+function describeRec(r: Rec, label: string, indent: string, out: string[]): void {
+  const flags = [r.autoescape ? "autoescape" : "", r.control !== 0 ? `control ${r.control}` : "", r.bad ? "not replayable" : "", r.stale ? "stale" : ""].filter((x) => x !== "");
+  out.push(`${indent}${label} key ${r.key instanceof Path ? pathText(r.key) : shown(r.key)}: ${r.out.length} chars, ${r.steps} steps${flags.length > 0 ? `, ${flags.join(", ")}` : ""}`);
+  for (const o of observationsOf(r.observations)) {
+    out.push(`${indent}  reads ${observationLine(o)}`);
+    if ("inputs" in o) for (const x of o.inputs) out.push(`${indent}    input ${observationLine(x)}`);
+  }
+  for (const w of writesOf(r.writes)) {
+    if (w.kind === "root") out.push(`${indent}  writes ${w.name} (slot ${w.slot}) = ${shown(w.value)}`);
+    else if (w.kind === "namespace-new") out.push(`${indent}  creates namespace ${shown(w.namespace)}`);
+    else out.push(`${indent}  writes namespace ${shown(w.namespace)}.${w.attribute} = ${shown(w.value)}`);
+  }
+  if (r.generation !== null) for (let i = 0; i + 1 < r.generation.length; i += 2) out.push(`${indent}  generation span at ${r.generation[i]}, ${r.generation[i + 1]} chars`);
+  for (const l of r.loops ?? []) {
+    out.push(`${indent}  loop (node ${l.node}): ${l.iters.length} iterations`);
+    l.iters.forEach((it, j) => describeRec(it, `iteration ${j}`, `${indent}    `, out));
+  }
+}
+
+/** A trace in readable form (Trace.describe). */
+export function describeTrace(t: Trace): string {
+  const out = [`trace: ${t.top.length} units, ${t.bytes} bytes, ${t.segmentCount} segments${t.untracked ? ", untracked (past its tracking bound)" : ""}`];
+  t.top.forEach((r, i) => {
+    if (r === null) out.push(`unit ${i}: not recorded`);
+    else describeRec(r, `unit ${i}`, "", out);
+  });
+  return out.join("\n");
 }

@@ -11,10 +11,10 @@ import { OBJECT_UNITS, PIECE_UNITS, dictKeys, dictSize, isDict, pyIter } from ".
 import { Macro, RenderState, TemplateReference } from "../jinja/runtime.js";
 import type { Act, RecurseFn } from "../jinja/runtime.js";
 import { DictView, MISSING, Namespace, PyIter } from "../jinja/values.js";
-import { Frame as Unit, Rec, elemPaths, type CondEv, type LoopEntry, type PosCond } from "./records.js";
+import { UnitFrame as Unit, Rec, elemPaths, type CondEv, type LoopEntry, type PosCond } from "./records.js";
 import { Path } from "./paths.js";
-import { isContainer } from "./snapshot.js";
-import { type Tracker } from "./track.js";
+import { isContainer } from "./observed.js";
+import { type Tracker } from "./tracker.js";
 import { BREAK, CONTINUE, Frame, FuncScope, NOT_CONST, OK, actAt, locate, mkSlots, unpack } from "../jinja/compile-support.js";
 import type { CompiledRoot, Ev, Ex } from "../jinja/compile-support.js";
 import { TrackedLoop } from "./loop.js";
@@ -259,7 +259,7 @@ export class TrackedCompiler extends TrackedExprCompiler {
           let r: number;
           const reused = prev === null ? null : tk.reuseIter(prev, a, scope, ord);
           if (reused !== null) {
-            r = reused.ctl;
+            r = reused.control;
             entry.add(reused);
             if (p !== null && j > 0) tk.registerVoid(loopId, p, reused);
           } else {

@@ -24,8 +24,8 @@ import { type Act } from "../jinja/runtime.js";
 import { naiveFrom, strftime } from "../jinja/strftime.js";
 import { MISSING } from "../jinja/values.js";
 import { TRACK_REC, NOTFOUND, epoch, Path, SeqView } from "./paths.js";
-import { NEVER, sameShape, deepEq, S_NS, SV, SV_MISSING } from "./snapshot.js";
-import { O_VAL, O_LEN, O_TRUTH, O_KEYS, O_WHOLE, O_RSLOT, O_RESOLVE, O_NSATTR, O_LOOP, O_NOW, O_COND, O_SETV, O_UNUSED, O_CACHED, O_PCOND, W_NSSET, LoopEntry, Rec, Trace, Frame, ReplayError, LEN_ATTRS, forUnchangedItem, stateOnlyKey, VOID_RELATIVE, voidKind, elemPaths, lenOf, truthOf, loopAttrNow, recBytes } from "./records.js";
+import { NEVER, sameShape, deepEq, S_NS, SV, SV_MISSING } from "./observed.js";
+import { O_VAL, O_LEN, O_TRUTH, O_KEYS, O_WHOLE, O_RSLOT, O_RESOLVE, O_NSATTR, O_LOOP, O_NOW, O_COND, O_SETV, O_UNUSED, O_CACHED, O_PCOND, W_NSSET, LoopEntry, Rec, Trace, UnitFrame, ReplayError, LEN_ATTRS, forUnchangedItem, stateOnlyKey, VOID_RELATIVE, voidKind, elemPaths, lenOf, truthOf, loopAttrNow, recBytes } from "./records.js";
 import type { CondEv, PosCond } from "./records.js";
 import { Recorder } from "./recorder.js";
 
@@ -57,7 +57,7 @@ export class Tracker extends Recorder {
   /** Whether a record may be considered at all: sound, same autoescaping, within the budgets. */
   protected admissible(rec: Rec): boolean {
     const rs = this.rs;
-    if (rec.bad || rec.ae !== rs.autoescape) return false;
+    if (rec.bad || rec.autoescape !== rs.autoescape) return false;
     return rs.steps + rec.steps <= rs.maxSteps && rs.built + rec.built <= rs.maxBuilt && this.rootLen() + rec.out.length <= rs.maxChars;
   }
 
@@ -68,11 +68,11 @@ export class Tracker extends Recorder {
 
   /**
    * Whether record `rec` (and its nested loops' records) holds when checked at depth `s`; with
-   * `item`, an unchanged message it iterated, without its reads inside that message (Rec.fd).
+   * `item`, an unchanged message it iterated, without its reads inside that message (Rec.outsideItem).
    */
   protected check(rec: Rec, s: number, a: Act, item: Path | null = null): boolean {
     if (rec.bad || (rec.stale && s < rec.depth)) return false;
-    if (!this.checkList(item === null ? rec.o : this.fdOf(rec, item), s, a, rec.depth === s)) return false;
+    if (!this.checkList(item === null ? rec.observations : this.fdOf(rec, item), s, a, rec.depth === s)) return false;
     const loops = rec.loops;
     if (loops !== null) {
       for (let i = 0; i < loops.length; i++) {
@@ -273,7 +273,7 @@ export class Tracker extends Recorder {
       if (r === undefined) return false;
       const kind = voidKind(r);
       // a relative record's reads of its parent's variables are mapped by noOpIn, not checked here
-      if (!this.checkList(r.o, kind === VOID_RELATIVE ? r.depth - 1 : r.depth, a, false)) return false;
+      if (!this.checkList(r.observations, kind === VOID_RELATIVE ? r.depth - 1 : r.depth, a, false)) return false;
       if (kind === VOID_RELATIVE && !this.noOpIn(r, e)) return false;
       add.push(r);
     }
@@ -292,29 +292,29 @@ export class Tracker extends Recorder {
     if (this.extKey === undefined) return false;
     const k = this.extKey;
     // the prefix of the keys of the namespaces the iteration being validated creates (Frame.id)
-    const own = `${(this.cur as Frame).id()}/${this.extOrd}:${k instanceof Path ? "p" + k.id : "i" + String(k)}#`;
+    const own = `${(this.cur as UnitFrame).id()}/${this.extOrd}:${k instanceof Path ? "p" + k.id : "i" + String(k)}#`;
     // variable → this iteration's namespace key, from the loop's recorded iterations
     const keyOf = new Map<number, string>();
     const lastVal = new Map<string, unknown>();
     for (const it of e.iters) {
-      const o = it.o;
+      const o = it.observations;
       for (let i = 0; i < o.length; i += 5) {
         if (o[i] !== O_RSLOT) continue;
         const sv = o[i + 3];
         if (sv instanceof SV && sv.tag === S_NS && (sv.a as string).startsWith(own)) keyOf.set(o[i + 2] as number, sv.a as string);
       }
-      const w = it.w;
+      const w = it.writes;
       if (w !== null) for (let i = 0; i < w.length; i += 4) if (w[i] === W_NSSET) lastVal.set(`${w[i + 1] as string}\u0000${w[i + 2] as string}`, w[i + 3]);
     }
     // r's namespaces (through its variables) → this iteration's
     const map = new Map<string, string>();
-    for (let i = 0; i < r.o.length; i += 5) {
-      if (r.o[i] !== O_RSLOT) continue;
-      const k = keyOf.get(r.o[i + 2] as number);
+    for (let i = 0; i < r.observations.length; i += 5) {
+      if (r.observations[i] !== O_RSLOT) continue;
+      const k = keyOf.get(r.observations[i + 2] as number);
       if (k === undefined) return false;
-      map.set((r.o[i + 3] as SV).a as string, k);
+      map.set((r.observations[i + 3] as SV).a as string, k);
     }
-    const w = r.w as unknown[];
+    const w = r.writes as unknown[];
     for (let i = 0; i < w.length; i += 4) {
       const k = map.get(w[i + 1] as string);
       if (k === undefined) return false;
@@ -326,37 +326,37 @@ export class Tracker extends Recorder {
 
   /** A copy of `rec` whose grown loops include the iterations found by `extend`. */
   protected extended(rec: Rec, ext: Array<[number, LoopEntry, number, Rec[]]>): Rec {
-    let n = rec.o.length;
+    let n = rec.observations.length;
     for (const [, e, , add] of ext) n += e.iters.length + add.length;
     this.tb.grow(TRACK_REC + 8 * n);
     const r = new Rec(rec.depth, rec.key);
-    r.o = rec.o.slice();
+    r.observations = rec.observations.slice();
     r.loops = rec.loops === null ? null : rec.loops.slice();
     r.out = rec.out;
-    r.w = rec.w;
-    r.g = rec.g;
+    r.writes = rec.writes;
+    r.generation = rec.generation;
     r.steps = rec.steps;
     r.built = rec.built;
     r.chunks = rec.chunks;
-    r.ctl = rec.ctl;
-    r.ae = rec.ae;
+    r.control = rec.control;
+    r.autoescape = rec.autoescape;
     r.bad = rec.bad;
     r.scoped = rec.scoped;
     r.stale = rec.stale;
     for (const [, e, n, add] of ext) {
       const ne = new LoopEntry(e.node, e.iters.concat(add));
       // the loop's length observation, found by its loop (the list checked may have been a copy
-      // without an unchanged item's reads, Rec.fd, where indices differ)
+      // without an unchanged item's reads, Rec.outsideItem, where indices differ)
       let at = -1;
-      for (let i = 0; i < r.o.length; i += 5) {
-        if (r.o[i] === O_LEN && r.o[i + 4] === e) {
+      for (let i = 0; i < r.observations.length; i += 5) {
+        if (r.observations[i] === O_LEN && r.observations[i + 4] === e) {
           at = i;
           break;
         }
       }
       if (at < 0) throw new ReplayError("grown loop without its length observation");
-      r.o[at + 3] = n;
-      r.o[at + 4] = ne;
+      r.observations[at + 3] = n;
+      r.observations[at + 4] = ne;
       const li = r.loops === null ? -1 : r.loops.indexOf(e);
       if (li >= 0) (r.loops as LoopEntry[])[li] = ne;
       for (const x of add) {
@@ -412,7 +412,7 @@ export class Tracker extends Recorder {
       rs.steps = steps;
       rs.built = built;
     }
-    const parent = this.cur as Frame;
+    const parent = this.cur as UnitFrame;
     const segmented = parent.depth === 0 && parent.segmented;
     if (segmented) this.flush();
     const start = this.rootLen();
@@ -449,14 +449,14 @@ export class Tracker extends Recorder {
     return v !== undefined && v >= 0 && pv[key.key] === v ? key : null;
   }
 
-  /** Record `rec`'s observations for unchanged `item` (Rec.fd, Rec.fdList), computed once. */
+  /** Record `rec`'s observations for unchanged `item` (Rec.outsideItem, Rec.outsideItemList), computed once. */
   protected fdOf(rec: Rec, item: Path): unknown[] {
-    let fd = rec.fd;
-    if (fd === undefined || rec.fdItem !== item) {
-      fd = rec.fd = forUnchangedItem(rec.o, item, this.space, this.condPos, rec.depth - 1);
-      rec.fdItem = item;
+    let fd = rec.outsideItem;
+    if (fd === undefined || rec.outsideItemPath !== item) {
+      fd = rec.outsideItem = forUnchangedItem(rec.observations, item, this.space, this.condPos, rec.depth - 1);
+      rec.outsideItemPath = item;
       const key = stateOnlyKey(fd);
-      rec.fdList = key === null ? -1 : this.space.listId(key);
+      rec.outsideItemList = key === null ? -1 : this.space.listId(key);
     }
     return fd;
   }
@@ -489,7 +489,7 @@ export class Tracker extends Recorder {
       for (; t < n; t++) {
         const rec = its[t + d];
         if (rec === undefined || rec.key !== ip(t)) break;
-        if (rec.loops !== null || rec.w !== null || rec.g !== null || rec.ctl !== 0 || rec.bad || rec.ae !== rs.autoescape) break;
+        if (rec.loops !== null || rec.writes !== null || rec.generation !== null || rec.control !== 0 || rec.bad || rec.autoescape !== rs.autoescape) break;
         const item = this.unchangedItem(rec);
         if (item === null) break;
         // the loop counts one step per iteration (for the first, the caller already has)
@@ -497,7 +497,7 @@ export class Tracker extends Recorder {
         if (steps + loopStep + rec.steps > rs.maxSteps || built + rec.built > rs.maxBuilt || this.emitted + rs.out.length + rec.out.length > rs.maxChars) break;
         const fd = this.fdOf(rec, item);
         // a list of state observations only that held in this run holds again
-        const li = rec.fdList;
+        const li = rec.outsideItemList;
         if (fd.length > 0 && (li < 0 || this.listStamps[li] !== this.runNo)) {
           at(t);
           this.scopeFn = scope;
@@ -543,17 +543,17 @@ export class Tracker extends Recorder {
    * whole): its writes, its generation spans shifted by `off` (where the nested unit's output
    * starts in the parent's), and unsoundness.
    */
-  protected carry(parent: Frame, rec: Rec, off: number): void {
-    const uw = rec.w;
-    this.tb.grow(8 * ((uw?.length ?? 0) + (rec.g?.length ?? 0)));
+  protected carry(parent: UnitFrame, rec: Rec, off: number): void {
+    const uw = rec.writes;
+    this.tb.grow(8 * ((uw?.length ?? 0) + (rec.generation?.length ?? 0)));
     if (uw !== null) {
-      const pw = parent.w;
-      if (pw === null) parent.w = uw.slice();
+      const pw = parent.writes;
+      if (pw === null) parent.writes = uw.slice();
       else for (let i = 0; i < uw.length; i++) pw.push(uw[i]);
     }
-    const ug = rec.g;
+    const ug = rec.generation;
     if (ug !== null) {
-      const g = (parent.g ??= []);
+      const g = (parent.generation ??= []);
       for (let i = 0; i < ug.length; i += 2) g.push((ug[i] as number) + off, ug[i + 1] as number);
     }
     if (rec.bad) parent.bad = true;
@@ -565,15 +565,15 @@ export class Tracker extends Recorder {
     rs.steps += rec.steps;
     rs.built += rec.built;
     rs.chunks += rec.chunks;
-    if (rec.g !== null) {
+    if (rec.generation !== null) {
       const base = this.rootLen();
-      for (let i = 0; i < rec.g.length; i += 2) {
-        const st = base + (rec.g[i] as number);
-        rs.generation.push([st, st + (rec.g[i + 1] as number)]);
+      for (let i = 0; i < rec.generation.length; i += 2) {
+        const st = base + (rec.generation[i] as number);
+        rs.generation.push([st, st + (rec.generation[i + 1] as number)]);
       }
     }
     if (rec.out.length > 0) rs.out += rec.out;
-    if (rec.w !== null) this.applyWrites(rec.w);
+    if (rec.writes !== null) this.applyWrites(rec.writes);
   }
 
   /** Finds the previous record of an iteration (by position, then by item path). */

@@ -1,15 +1,15 @@
 /**
  * A Track holds the token ids and cut points of one conversation in growable buffers. The
- * successive snapshots of a conversation share one track: a continuation truncates it to the
+ * successive cached renders of a conversation share one track: a continuation truncates it to the
  * reused prefix and appends what it encoded, so a turn costs what it appended, not the history.
  *
- * Exactly one live snapshot owns a track. A snapshot built from another lineage's snapshot (a
- * branch) copies the prefix into a new track first, so no snapshot's data is ever rewritten
+ * Exactly one live cached render owns a track. A cached render built from another lineage's cached render (a
+ * branch) copies the prefix into a new track first, so no cached render's data is ever rewritten
  * under it.
  */
 import { U32List, newBoundaries, type Boundaries } from "../tokenize/encoder.js";
 
-export class Track {
+export class TokenTrack {
   /** Token ids, or null in counts-only mode. */
   readonly ids: U32List | null;
   readonly bounds: Boundaries;
@@ -20,8 +20,8 @@ export class Track {
   }
 
   /** A new track holding the first `count` ids and `nBounds` cut points of this one. */
-  fork(count: number, nBounds: number, withIds: boolean): Track {
-    const t = new Track(withIds, Math.max(1024, count + 1024));
+  fork(count: number, nBounds: number, withIds: boolean): TokenTrack {
+    const t = new TokenTrack(withIds, Math.max(1024, count + 1024));
     if (withIds && this.ids !== null && t.ids !== null) t.ids.pushAll(this.ids.data, 0, count);
     t.bounds.ends.pushAll(this.bounds.ends.data, 0, nBounds);
     t.bounds.tokenCounts.pushAll(this.bounds.tokenCounts.data, 0, nBounds);

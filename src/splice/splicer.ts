@@ -17,8 +17,8 @@
  * a continuation appends to its conversation's track in place instead of copying the history.
  */
 import { DeltatokError } from "../errors.js";
-import { ConversationStore, type Found, type Snapshot } from "../cache/store.js";
-import { Track } from "../cache/track.js";
+import { ConversationStore, type Found, type CachedRender } from "../cache/store.js";
+import { TokenTrack } from "../cache/token-track.js";
 import { SeamError, TokenEncoder, U32List, newBoundaries, type Boundaries } from "../tokenize/encoder.js";
 import { commonPrefixLengthAt } from "./lcp.js";
 
@@ -40,7 +40,7 @@ export const FALLBACK_REASONS: readonly FallbackReason[] = ["no_safe_boundary", 
 export interface Rendered {
   /** The text, in pieces (one piece for a renderer that is not incremental). */
   segments: readonly string[];
-  /** How many leading segments are known identical to those of the snapshot it was rendered against. */
+  /** How many leading segments are known identical to those of the cached render it was rendered against. */
   reusedSegments: number;
   /** Renderer state to keep for the next turn (null when the renderer keeps none). */
   trace: unknown;
@@ -57,7 +57,7 @@ export interface PromptTokens {
   reason?: FallbackReason;
 }
 
-export interface EngineStats {
+export interface SplicerStats {
   requests: number;
   /** Requests whose render equalled a cached one exactly. */
   hits: number;
@@ -76,14 +76,14 @@ export interface EngineStats {
   evictions: number;
 }
 
-export interface EngineOptions {
+export interface SplicerOptions {
   /** Keep token ids in the cache (needed to return ids). false = counts-only. */
   storeIds: boolean;
   /** Cache bound in bytes. */
   maxBytes: number;
   /**
    * Reuse the ids of a safe prefix (default). false: every render is encoded whole in one call
-   * and answered as a miss, its snapshot still stored (an incremental render needs the previous
+   * and answered as a miss, its cached render still stored (an incremental render needs the previous
    * trace): the switch that takes the splice out of a wrong answer (docs/DEBUGGING.md).
    */
   splice?: boolean;
@@ -94,31 +94,31 @@ export function wholeText(text: string): Rendered {
   return { segments: [text], reusedSegments: 0, trace: null, traceBytes: 0 };
 }
 
-/** What the last `tokenize` call stored, and the snapshot whose ids it reused. */
+/** What the last `tokenize` call stored, and the cached render whose ids it reused. */
 export interface LastCommit {
-  /** The snapshot committed for the request (its track holds the request's ids, unless counts-only). */
-  readonly snapshot: Snapshot;
+  /** The cached render committed for the request (its track holds the request's ids, unless counts-only). */
+  readonly cached: CachedRender;
   /** Where it was committed (for continuing it: continuation / commitContinuation). */
   readonly found: Found;
-  /** The cached snapshot whose first `reused` ids the request's ids start with, or null. */
-  readonly base: Snapshot | null;
+  /** The cached render whose first `reused` ids the request's ids start with, or null. */
+  readonly base: CachedRender | null;
   readonly reused: number;
 }
 
-/** Ids of `text[:shared] + tail` for a snapshot's text: the snapshot's first `before` ids, then `ids`. */
+/** Ids of `text[:shared] + tail` for a cached render's text: the cached render's first `before` ids, then `ids`. */
 export interface Continuation {
   readonly before: number;
   readonly ids: Uint32Array;
   /** Cut points of the continuation's own part: absolute character offsets and token counts. */
   readonly bounds: { readonly ends: Uint32Array; readonly tokenCounts: Uint32Array };
-  /** The snapshot continued, and how many of its cut points the continuation keeps. */
+  /** The cached render continued, and how many of its cut points the continuation keeps. */
   readonly from: Found;
   readonly keptBounds: number;
   /** Cut-point ids of the continuation's own part (for committing it). */
   readonly boundIds: Uint32Array;
 }
 
-export class IncrementalEngine {
+export class TokenSplicer {
   readonly #enc: TokenEncoder;
   readonly #store: ConversationStore;
   readonly #storeIds: boolean;
@@ -133,7 +133,7 @@ export class IncrementalEngine {
   #encoded = 0;
   #last: LastCommit | null = null;
 
-  constructor(encoder: TokenEncoder, options: EngineOptions) {
+  constructor(encoder: TokenEncoder, options: SplicerOptions) {
     this.#enc = encoder;
     this.#storeIds = options.storeIds;
     this.#store = new ConversationStore({ maxBytes: options.maxBytes });
@@ -158,21 +158,21 @@ export class IncrementalEngine {
    * As `tokenize` (counts only), when the count is at most `limit`; else null, having encoded no
    * more than the pieces that pass the limit and stored nothing (api/budget.ts).
    */
-  tokenizeWithin(r: Rendered, chain: readonly bigint[], found: Found | undefined, limit: number, ref: Snapshot | null = null): PromptTokens | null {
+  tokenizeWithin(r: Rendered, chain: readonly bigint[], found: Found | undefined, limit: number, ref: CachedRender | null = null): PromptTokens | null {
     return this.#tokenize(r, chain, false, found, limit, ref);
   }
 
   /**
-   * `ref`: a snapshot whose text may end as the new render does (trimToFit's candidates share
+   * `ref`: a cached render whose text may end as the new render does (trimToFit's candidates share
    * their last messages, not only their first). After the prefix cut, the render is scanned for
    * its boundary tokens; at the first one that ends where the rest of the render equals the rest
    * of `ref`'s text, just after a boundary token of `ref` with the same id, both texts are cut
    * at the same places from there on (the scan resumes after a boundary token and reads the same
    * text), so the pieces after it have `ref`'s ids: only the text between the two cuts is
-   * encoded, and the snapshot stored is assembled from the three parts (DESIGN.md, "Context
+   * encoded, and the cached render stored is assembled from the three parts (DESIGN.md, "Context
    * budgets").
    */
-  #suffixFrom(r: Rendered, ref: Snapshot, length: number, cut: number): { at: number; refBound: number } | null {
+  #suffixFrom(r: Rendered, ref: CachedRender, length: number, cut: number): { at: number; refBound: number } | null {
     const s = commonSuffix(ref.segments, r.segments);
     if (s === 0 || ref.nBounds === 0) return null;
     const text = textFrom(r, cut);
@@ -202,15 +202,15 @@ export class IncrementalEngine {
     return null;
   }
 
-  #tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined, limit: number, ref: Snapshot | null = null): PromptTokens | null {
+  #tokenize(r: Rendered, chain: readonly bigint[], wantIds: boolean, found: Found | undefined, limit: number, ref: CachedRender | null = null): PromptTokens | null {
     this.#requests++;
-    // only a snapshot still live in its lineage owns its track (a replaced one's may be rewritten)
-    if (ref !== null && this.#store.lookup(ref.chain)?.snapshot !== ref) ref = null;
+    // only a cached render still live in its lineage owns its track (a replaced one's may be rewritten)
+    if (ref !== null && this.#store.lookup(ref.chain)?.cached !== ref) ref = null;
     if (found === undefined || !this.#splice) {
       this.#misses++;
       return this.#fresh(r, chain, wantIds, found, "miss", undefined, limit, !this.#splice);
     }
-    const prev = found.snapshot;
+    const prev = found.cached;
     if (wantIds && prev.track.ids === null) return this.#fresh(r, chain, wantIds, found, "fallback", "ids_not_stored", limit);
     const length = totalLength(r.segments);
     const c = commonPrefix(prev, r);
@@ -220,8 +220,8 @@ export class IncrementalEngine {
       this.#hits++;
       this.#reused += prev.count;
       const track = continues ? prev.track : prev.track.fork(prev.count, prev.nBounds, prev.track.ids !== null);
-      const snap = this.#snapshot(r, length, track, prev.count, prev.nBounds, chain);
-      this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: prev, reused: prev.count };
+      const snap = this.#cachedRender(r, length, track, prev.count, prev.nBounds, chain);
+      this.#last = { cached: snap, found: this.#store.commit(snap, found), base: prev, reused: prev.count };
       const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, prev.count) : null;
       return { count: prev.count, ids, reused: prev.count, outcome: "hit" };
     }
@@ -236,8 +236,8 @@ export class IncrementalEngine {
     const keepIds = prev.track.ids !== null;
     // the end of `ref` reused (see #suffixFrom)
     const suffix = ref !== null && (ref.track.ids !== null || !keepIds) && ref !== prev ? this.#suffixFrom(r, ref, length, cut) : null;
-    const refFrom = suffix === null ? 0 : ((ref as Snapshot).track.bounds.tokenCounts.data[suffix.refBound] as number);
-    const after = suffix === null ? 0 : (ref as Snapshot).count - refFrom;
+    const refFrom = suffix === null ? 0 : ((ref as CachedRender).track.bounds.tokenCounts.data[suffix.refBound] as number);
+    const after = suffix === null ? 0 : (ref as CachedRender).count - refFrom;
     // The tail is encoded into scratch lists owned by the engine (copied into the track below).
     const tailIds = keepIds ? this.#scratchIds() : null;
     const tailBounds = this.#scratchBounds();
@@ -256,7 +256,7 @@ export class IncrementalEngine {
     }
     if (suffix !== null) {
       // ref's ids and cut points after the sync cut, shifted to the new text
-      const rs = ref as Snapshot;
+      const rs = ref as CachedRender;
       const rb = rs.track.bounds;
       const dc = suffix.at - (rb.ends.data[suffix.refBound] as number);
       const dt = before + added - refFrom;
@@ -278,8 +278,8 @@ export class IncrementalEngine {
     this.#partial++;
     this.#reused += before;
     this.#encoded += added;
-    const snap = this.#snapshot(r, length, track, count, track.bounds.ends.length, chain);
-    this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: prev, reused: before };
+    const snap = this.#cachedRender(r, length, track, count, track.bounds.ends.length, chain);
+    this.#last = { cached: snap, found: this.#store.commit(snap, found), base: prev, reused: before };
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     return { count, ids, reused: before, outcome: "partial" };
   }
@@ -293,18 +293,18 @@ export class IncrementalEngine {
   }
 
   /**
-   * Token ids of `text(from)[:shared] + tail` without storing anything: the snapshot's ids up to
+   * Token ids of `text(from)[:shared] + tail` without storing anything: the cached render's ids up to
    * its last cut that is safe for a text sharing its first `shared` characters (the reuse
    * invariant), then `tail`'s part encoded from that cut. With no safe cut, or a counts-only
-   * snapshot, the whole text is encoded (`before` = 0). Costs what follows the cut.
+   * cached render, the whole text is encoded (`before` = 0). Costs what follows the cut.
    */
   continuation(from: Found, shared: number, tail: string): Continuation {
-    const snapshot = from.snapshot;
-    const b = snapshot.track.ids === null || !this.#splice ? -1 : this.#lastSafeCut(snapshot, shared);
-    const cut = b < 0 ? 0 : (snapshot.track.bounds.ends.data[b] as number);
-    const before = b < 0 ? 0 : (snapshot.track.bounds.tokenCounts.data[b] as number);
-    const seam = b < 0 ? null : (snapshot.track.bounds.ids.data[b] as number);
-    const text = textRange(snapshot.segments, cut, shared) + tail;
+    const cached = from.cached;
+    const b = cached.track.ids === null || !this.#splice ? -1 : this.#lastSafeCut(cached, shared);
+    const cut = b < 0 ? 0 : (cached.track.bounds.ends.data[b] as number);
+    const before = b < 0 ? 0 : (cached.track.bounds.tokenCounts.data[b] as number);
+    const seam = b < 0 ? null : (cached.track.bounds.ids.data[b] as number);
+    const text = textRange(cached.segments, cut, shared) + tail;
     const ids = new U32List(Math.max(64, text.length >> 2));
     const bounds = newBoundaries(16);
     try {
@@ -313,7 +313,7 @@ export class IncrementalEngine {
       if (!(e instanceof SeamError)) throw e;
       // the tokenizer broke the seam invariant: encode the whole text, keep no cut
       this.#fallbacks.seam_mismatch++;
-      const whole = Uint32Array.from(this.#enc.encodeWhole(textRange(snapshot.segments, 0, shared) + tail));
+      const whole = Uint32Array.from(this.#enc.encodeWhole(textRange(cached.segments, 0, shared) + tail));
       this.#encoded += whole.length;
       const none = new Uint32Array(0);
       return { before: 0, ids: whole, bounds: { ends: none, tokenCounts: none }, from, keptBounds: -1, boundIds: none };
@@ -330,13 +330,13 @@ export class IncrementalEngine {
   }
 
   /**
-   * Stores a continuation's text as the next snapshot of its conversation (`r` is its render, in
+   * Stores a continuation's text as the next cached render of its conversation (`r` is its render, in
    * segments; `chain` its messages): a later request sharing it reuses its ids as if the engine
-   * had tokenized it. Returns the snapshot, or null when it could not be kept (no cut survived).
+   * had tokenized it. Returns the cached render, or null when it could not be kept (no cut survived).
    */
   commitContinuation(cont: Continuation, r: Rendered, chain: readonly bigint[]): LastCommit | null {
     const from = cont.from;
-    const prev = from.snapshot;
+    const prev = from.cached;
     if (cont.keptBounds < 0 || prev.track.ids === null) return null;
     const count = cont.before + cont.ids.length;
     const tailIds = new U32List(cont.ids.length);
@@ -349,8 +349,8 @@ export class IncrementalEngine {
     track.replaceTail(cont.before, cont.keptBounds, tailIds, tailBounds);
     let length = 0;
     for (const s of r.segments) length += s.length;
-    const snap = this.#snapshot(r, length, track, count, track.bounds.ends.length, chain);
-    this.#last = { snapshot: snap, found: this.#store.commit(snap, from), base: prev, reused: cont.before };
+    const snap = this.#cachedRender(r, length, track, count, track.bounds.ends.length, chain);
+    this.#last = { cached: snap, found: this.#store.commit(snap, from), base: prev, reused: cont.before };
     return this.#last;
   }
 
@@ -363,7 +363,7 @@ export class IncrementalEngine {
     return { count: out.length, ids: wantIds ? Uint32Array.from(out) : null, reused: 0, outcome: "miss" };
   }
 
-  stats(): EngineStats {
+  stats(): SplicerStats {
     return {
       requests: this.#requests,
       hits: this.#hits,
@@ -395,7 +395,7 @@ export class IncrementalEngine {
     if (reason !== undefined) this.#fallbacks[reason]++;
     const text = r.segments.length === 1 ? (r.segments[0] as string) : r.segments.join("");
     const keepIds = this.#storeIds || wantIds;
-    let track = new Track(keepIds, Math.max(1024, text.length >> 2));
+    let track = new TokenTrack(keepIds, Math.max(1024, text.length >> 2));
     let count = -1;
     if (!whole) {
       try {
@@ -407,9 +407,9 @@ export class IncrementalEngine {
       }
     }
     if (count < 0) {
-      // one encode and no cut points, so nothing is ever spliced from this snapshot
+      // one encode and no cut points, so nothing is ever spliced from this cached render
       const all = this.#enc.encodeWhole(text);
-      track = new Track(keepIds, all.length);
+      track = new TokenTrack(keepIds, all.length);
       track.ids?.pushAll(all);
       count = all.length;
     }
@@ -417,8 +417,8 @@ export class IncrementalEngine {
     if (count > limit) return null;
     const ids = wantIds && track.ids !== null ? track.ids.data.slice(0, count) : null;
     if (!this.#storeIds && track.ids !== null) track = track.fork(0, track.bounds.ends.length, false);
-    const snap = this.#snapshot(r, text.length, track, count, track.bounds.ends.length, chain);
-    this.#last = { snapshot: snap, found: this.#store.commit(snap, found), base: null, reused: 0 };
+    const snap = this.#cachedRender(r, text.length, track, count, track.bounds.ends.length, chain);
+    this.#last = { cached: snap, found: this.#store.commit(snap, found), base: null, reused: 0 };
     const result: PromptTokens = { count, ids, reused: 0, outcome };
     if (reason !== undefined) result.reason = reason;
     return result;
@@ -433,7 +433,7 @@ export class IncrementalEngine {
    * c − L + 1 to s is checked with the trie walk itself. Starts increase with the index (matches
    * do not overlap), so the first part is a binary search.
    */
-  #lastSafeCut(prev: Snapshot, c: number): number {
+  #lastSafeCut(prev: CachedRender, c: number): number {
     const bounds = prev.track.bounds;
     const ends = bounds.ends.data;
     const ids = bounds.ids.data;
@@ -471,7 +471,7 @@ export class IncrementalEngine {
     return s.length;
   }
 
-  #snapshot(r: Rendered, length: number, track: Track, count: number, nBounds: number, chain: readonly bigint[]): Snapshot {
+  #cachedRender(r: Rendered, length: number, track: TokenTrack, count: number, nBounds: number, chain: readonly bigint[]): CachedRender {
     if (track.ids !== null && track.ids.length !== count) throw new DeltatokError("DT_INTERNAL", "token id count mismatch");
     return { segments: r.segments, length, track, count, nBounds, chain, trace: r.trace, traceBytes: r.traceBytes };
   }
@@ -510,10 +510,10 @@ function totalLength(segments: readonly string[]): number {
 }
 
 /**
- * Common prefix length of a snapshot's text and a new render: leading segments the renderer
+ * Common prefix length of a cached render's text and a new render: leading segments the renderer
  * reports as reused, then equal segments, then characters of the first pair that differs.
  */
-export function commonPrefix(prev: Pick<Snapshot, "segments">, r: Pick<Rendered, "segments" | "reusedSegments">): number {
+export function commonPrefix(prev: Pick<CachedRender, "segments">, r: Pick<Rendered, "segments" | "reusedSegments">): number {
   const a = prev.segments;
   const b = r.segments;
   let i = 0;

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// The test runner behind `npm test`: runs each compiled test file in its own `node --test`
+// process, several at once, and prints one line per finished file with the count done, what is
+// left and the time so far, so a long run shows where it is. Failures are printed in full at the
+// end (the file's spec-reporter output), with the slowest files, and the exit code is 1.
+//
+//   node scripts/run-tests.mjs [--concurrency N] [--clock-ahead] [--timeout-s S] PATH...
+//
+// PATH is a directory (every *.test.js below it) or a file. --clock-ahead preloads
+// test/hooks/clock-ahead.mjs in the test process and, through NODE_OPTIONS, in every node process
+// it starts, so the whole file sees a wall clock 400 days ahead. A file still running after
+// --timeout-s (default 900) is killed and counted as failed. Files run longest-first by the
+// table below (measured on a 2-CPU machine); files not in it run after, in name order.
+import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Files that take longest (seconds, one file alone on a 2-CPU machine); started first so the
+// tail of a run is not one long file running alone.
+const SLOW_FIRST = [
+  "serve-cluster-nginx.test.js",
+  "client-python-unittest.test.js",
+  "client-python-reference.test.js",
+  "encoder-ids.test.js",
+  "incremental-equals-full.test.js",
+  "encoder-pretokenize-differential.test.js",
+  "template-golden.test.js",
+  "engine-golden.test.js",
+  "formats-sentencepiece.test.js",
+  "formats-spm-transformers.test.js",
+  "formats-tiktoken.test.js",
+];
+
+function parseArgs(argv) {
+  const options = { concurrency: Math.max(2, availableParallelism()), clockAhead: false, timeoutS: 900, paths: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--concurrency") options.concurrency = positive(argv[++i], arg);
+    else if (arg === "--timeout-s") options.timeoutS = positive(argv[++i], arg);
+    else if (arg === "--clock-ahead") options.clockAhead = true;
+    else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
+    else options.paths.push(arg);
+  }
+  if (options.paths.length === 0) throw new Error("no test paths given");
+  return options;
+}
+
+function positive(value, name) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer, got ${value}`);
+  return n;
+}
+
+function collect(path, out) {
+  const stat = statSync(path);
+  if (stat.isDirectory()) {
+    for (const name of readdirSync(path).sort()) {
+      const child = join(path, name);
+      if (statSync(child).isDirectory()) collect(child, out);
+      else if (name.endsWith(".test.js")) out.push(child);
+    }
+  } else out.push(path);
+  return out;
+}
+
+function order(files) {
+  const rank = (file) => {
+    const i = SLOW_FIRST.indexOf(basename(file));
+    return i === -1 ? SLOW_FIRST.length : i;
+  };
+  return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+// The counts the spec reporter prints last ("ℹ tests 12", "ℹ pass 12", ...).
+function counts(output) {
+  const pick = (word) => {
+    const all = [...output.matchAll(new RegExp(`^\\S* ?${word} (\\d+)$`, "gm"))];
+    return all.length > 0 ? Number(all[all.length - 1][1]) : 0;
+  };
+  return { tests: pick("tests"), pass: pick("pass"), fail: pick("fail"), skipped: pick("skipped"), todo: pick("todo") };
+}
+
+const clock = (ms) => {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+};
+
+function runFile(file, options) {
+  const hook = resolve(fileURLToPath(new URL("../test/hooks/clock-ahead.mjs", import.meta.url)));
+  const args = [];
+  const env = { ...process.env };
+  if (options.clockAhead) {
+    args.push("--import", hook);
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --import ${hook}`.trim();
+  }
+  args.push("--test", "--test-reporter=spec", file);
+  return new Promise((done) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (s) => (output += s));
+    child.stderr.setEncoding("utf8").on("data", (s) => (output += s));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, options.timeoutS * 1000);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const ms = performance.now() - started;
+      const ok = code === 0 && !timedOut;
+      if (timedOut) output += `\n[run-tests] killed after ${options.timeoutS} s\n`;
+      else if (signal) output += `\n[run-tests] ended by ${signal}\n`;
+      done({ file, ok, ms, output, ...counts(output) });
+    });
+  });
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const files = order(options.paths.flatMap((p) => collect(p, [])));
+  const started = performance.now();
+  const results = [];
+  let next = 0;
+  const say = (line) => process.stdout.write(`${line}\n`);
+  say(`${files.length} test files, ${options.concurrency} at a time${options.clockAhead ? ", wall clock 400 days ahead" : ""}`);
+  async function lane() {
+    while (next < files.length) {
+      const file = files[next++];
+      const r = await runFile(file, options);
+      results.push(r);
+      const left = files.length - results.length;
+      const skipped = r.skipped ? `, ${r.skipped} skipped` : "";
+      say(
+        `[${String(results.length).padStart(String(files.length).length)}/${files.length}] ${r.ok ? "ok  " : "FAIL"} ` +
+          `${basename(file)}: ${r.pass}/${r.tests} passed${skipped} in ${clock(r.ms)} ` +
+          `(${clock(performance.now() - started)} so far, ${left} left)`,
+      );
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, files.length) }, lane));
+  const failed = results.filter((r) => !r.ok);
+  for (const r of failed) say(`\n==== ${r.file} failed ====\n${r.output}`);
+  const total = results.reduce((a, r) => ({ tests: a.tests + r.tests, pass: a.pass + r.pass, skipped: a.skipped + r.skipped }), { tests: 0, pass: 0, skipped: 0 });
+  const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  say(`\nslowest: ${slowest.map((r) => `${basename(r.file)} ${clock(r.ms)}`).join(", ")}`);
+  say(
+    `${results.length} files, ${total.tests} tests: ${total.pass} passed, ${total.skipped} skipped, ` +
+      `${failed.length} files failed; ${clock(performance.now() - started)}`,
+  );
+  process.exitCode = failed.length === 0 ? 0 : 1;
+}
+
+main().catch((error) => {
+  process.stderr.write(`run-tests: ${error.message}\n`);
+  process.exitCode = 2;
+});
