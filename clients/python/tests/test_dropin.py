@@ -92,6 +92,28 @@ class CodedErrorsTest(unittest.TestCase):
         finally:
             tok.close()
 
+    def test_asyncio_a_stopped_server_times_out_too(self):
+        import asyncio
+        from deltatok.aio import AsyncAutoTokenizer
+
+        async def go():
+            tok = await AsyncAutoTokenizer.from_pretrained("qwen3", date=DATE, command=COMMAND, timeout=120)
+            try:
+                tok.client.timeout = 2
+                pid = tok.client._proc.pid
+                os.kill(pid, signal.SIGSTOP)
+                try:
+                    with self.assertRaises(deltatok.DeltatokError) as c:
+                        await tok.encode("Hello world", add_special_tokens=False)
+                    self.assertEqual(c.exception.code, "DT_REQUEST_TIMEOUT")
+                finally:
+                    os.kill(pid, signal.SIGCONT)
+                self.assertEqual(await tok.encode("Hello world", add_special_tokens=False), [9707, 1879])
+            finally:
+                await tok.aclose()
+
+        asyncio.run(go())
+
     def test_a_lone_surrogate_is_coded(self):
         with self.assertRaises(deltatok.DeltatokError) as c:
             shared_tokenizer().apply_chat_template([{"role": "user", "content": "a\ud800b"}], return_dict=False)
