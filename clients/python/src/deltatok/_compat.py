@@ -8,7 +8,8 @@
   is importable (imported once, on the first tokenizer), else None: results are then deltatok's
   own BatchEncoding and the tokenizer its own class. `DELTATOK_TRANSFORMERS_TYPES=0` keeps
   deltatok's own classes even with transformers installed.
-- `get_json_schema`: transformers' own, for tools given as Python functions.
+- `json_schema_builder()`: transformers' own get_json_schema for tools given as Python
+  functions, or deltatok's port of it (_schema.py) without transformers.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import os
 import threading
 from typing import Any, Callable, Optional, Tuple
 
-from ._errors import DeltatokError, DeltatokInputError
+from ._errors import DeltatokError
 
 __all__ = ["compat_major", "transformers_types", "json_schema_builder", "bpe_cleanup_skipped"]
 
@@ -75,10 +76,13 @@ def bpe_cleanup_skipped() -> bool:
 
 
 def json_schema_builder() -> Callable[[Callable[..., Any]], dict]:
-    """transformers.utils.get_json_schema; DT_INVALID_TOOLS when transformers is not installed."""
-    try:
-        from transformers.utils import get_json_schema
-    except Exception:  # noqa: BLE001
-        raise DeltatokInputError("DT_INVALID_TOOLS", "tools given as Python functions need transformers installed (its get_json_schema builds "
-                            "the schema from the signature and docstring); pass JSON schemas instead", "tools") from None
-    return get_json_schema
+    """transformers.utils.get_json_schema when transformers is importable, else deltatok's port
+    of it (_schema.py, checked against transformers' by the call matrix)."""
+    if importlib.util.find_spec("transformers") is not None:
+        try:
+            from transformers.utils import get_json_schema
+            return get_json_schema
+        except Exception:  # noqa: BLE001 - a broken install: the port, as without it
+            pass
+    from ._schema import json_schema
+    return json_schema
