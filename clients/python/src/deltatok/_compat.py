@@ -71,7 +71,8 @@ def bpe_cleanup_skipped() -> bool:
     t = transformers_types()
     if t is not None and os.environ.get("DELTATOK_TRANSFORMERS_COMPAT", "").strip() == "":
         # the attribute transformers' base class reads to decide it: present where it skips
-        return "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" in t[1].__init__.__code__.co_names
+        init = vars(t[1]).get("__init__")
+        return init is not None and "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" in init.__code__.co_names
     return compat_major() >= 5
 
 

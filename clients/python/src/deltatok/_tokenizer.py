@@ -690,8 +690,8 @@ class AutoTokenizer:
                 client.close()
             raise
         types = transformers_types()
-        cls = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
-        tok = cls(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
+        klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
+        tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
         spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(_client_spec(client), **{
             k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
         object.__setattr__(tok, "_spec", spec)
