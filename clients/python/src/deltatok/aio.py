@@ -261,7 +261,7 @@ class AsyncDeltatokTokenizer:
     async def apply_chat_template(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                                   add_generation_prompt: bool = False, continue_final_message: Any = False, tokenize: bool = True,
                                   padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
-                                  return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                                  return_dict: Optional[bool] = None, return_assistant_tokens_mask: bool = False,
                                   tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
         req = self._tok.chat_request(conversation, tools, documents, chat_template, add_generation_prompt, continue_final_message, tokenize,
                                      padding, truncation, max_length, return_tensors, return_dict, return_assistant_tokens_mask,
