@@ -26,14 +26,21 @@ _lock = threading.Lock()
 _types: Any = False  # False: not looked up yet
 
 
+_major: Any = False  # False: not looked up yet
+
+
 def _installed_major() -> Optional[int]:
-    if importlib.util.find_spec("transformers") is None:
-        return None
-    try:
-        from importlib.metadata import version
-        return int(version("transformers").split(".")[0])
-    except (ImportError, ValueError, LookupError):
-        return None
+    """The installed transformers' major version (looked up once: it scans the metadata)."""
+    global _major
+    if _major is False:
+        _major = None
+        if importlib.util.find_spec("transformers") is not None:
+            try:
+                from importlib.metadata import version
+                _major = int(version("transformers").split(".")[0])
+            except (ImportError, ValueError, LookupError):
+                _major = None
+    return _major
 
 
 def compat_major() -> int:
