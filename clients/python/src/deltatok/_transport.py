@@ -68,6 +68,10 @@ class _Timeout(Exception):
     pass
 
 
+#: Bytes asked of one os.read of the server's output (os.read allocates what it is asked for).
+_READ = 65536
+
+
 class StdioTransport(Transport):
     """Runs ``deltatok serve ARGS`` as a child process and speaks JSON lines over its stdin/stdout.
 
@@ -179,7 +183,7 @@ class StdioTransport(Transport):
                 # left over from reads with a deadline
                 while b"\n" not in self._buf[self._scan:]:
                     self._scan = len(self._buf)
-                    chunk = os.read(self._stdout.fileno(), 1 << 20)  # type: ignore[union-attr]
+                    chunk = os.read(self._stdout.fileno(), _READ)  # type: ignore[union-attr]
                     if not chunk:
                         break
                     self._buf += chunk
@@ -194,7 +198,7 @@ class StdioTransport(Transport):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise _Timeout()
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, _READ)
             if not chunk:
                 return self._take()
             self._buf += chunk
