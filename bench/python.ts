@@ -9,7 +9,7 @@
  * (`bench_loop.py --batch`: `apply_chat_template([messages[:k] for k in turns])`, a metrics drain
  * over a finished trajectory; its calls are chained in the batch; bench/README.md, "Python client").
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions } from "../src/api/options.js";
@@ -54,6 +54,33 @@ function runPython(o: PythonBenchOptions, batch = false): Promise<PythonRun> {
     p.on("close", (code) => {
       if (code !== 0) reject(new Error(`bench_loop.py exited ${code}`));
       else resolve(JSON.parse(out) as PythonRun);
+    });
+  });
+}
+
+const DROPIN = fileURLToPath(new URL("../../clients/python/scripts/bench_dropin.py", import.meta.url));
+
+/**
+ * The drop-in against transformers (clients/python/scripts/bench_dropin.py): backend_tokenizer
+ * .encode_batch_fast on bench/data/encode and an endpoints-shaped drain over the corpus, when the
+ * interpreter has transformers and tokenizers; else why not.
+ */
+function runDropin(o: PythonBenchOptions): Promise<Record<string, unknown>> {
+  if (spawnSync(o.python, ["-c", "import transformers, tokenizers"], { stdio: "ignore" }).status !== 0) {
+    return Promise.resolve({ skipped: `${o.python} cannot import transformers and tokenizers (pass --python with them)` });
+  }
+  const repo = fileURLToPath(new URL("../../", import.meta.url));
+  return new Promise((resolve, reject) => {
+    const p = spawn(o.python, [DROPIN, repo, o.corpus, "--rounds", String(Math.max(1, o.rounds))], {
+      env: { ...process.env, DELTATOK_CMD: `"${process.execPath}" "${CLI}"` },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let out = "";
+    p.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    p.on("error", reject);
+    p.on("close", (code) => {
+      if (code !== 0) reject(new Error(`bench_dropin.py exited ${code}`));
+      else resolve(JSON.parse(out) as Record<string, unknown>);
     });
   });
 }
@@ -120,6 +147,7 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
       batch_client: pb.client,
     });
   }
+  const dropin = await runDropin(o);
   const ratios = rounds.map((r) => r.ratio as number).sort((a, b) => a - b);
   return {
     corpus: o.corpus,
@@ -127,6 +155,7 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
     warm_conversations: o.warm,
     requests_timed: convs.slice(o.warm).reduce((a, c) => a + assistantIndices(c.messages).length, 0),
     rounds,
+    dropin,
     ratio_median: ratios[Math.floor(ratios.length / 2)],
     batch_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)])(rounds.map((r) => r.batch_ratio as number).sort((a, b) => a - b)),
     cpu_ratio_median: ((xs) => xs[Math.floor(xs.length / 2)] ?? null)(rounds.map((r) => r.cpu_ratio as number | null).filter((x): x is number => x !== null).sort((a, b) => a - b)),

@@ -60,9 +60,13 @@ export const ERROR_CODES = {
   DT_UNAUTHORIZED: "an HTTP request lacks the bearer token the server requires, or carries a wrong one",
   DT_FORBIDDEN: "an HTTP request names a Host the server does not answer to (its listening address, or an --allow-host name), or comes from another origin",
   DT_UNSUPPORTED_MEDIA_TYPE: "an HTTP request body is not declared as application/json",
-  DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout",
+  DT_REQUEST_TIMEOUT: "an HTTP request's headers or body did not arrive within the server's timeout; or (Python client) no answer within the client's timeout",
   DT_PREFIX_UNKNOWN: "a request refers to a conversation prefix the server no longer holds (resend all messages)",
   DT_COUNTER_UNKNOWN: "a request names a streaming counter the server does not hold (never opened, finished, evicted, or opened on another connection)",
+  // ---- the Python client ----------------------------------------------------------------
+  DT_COMMAND_NOT_FOUND: "the Python client cannot run the deltatok command line: none found (DELTATOK_CMD, node_modules/.bin, PATH), or DELTATOK_CMD does not parse or run",
+  DT_BAD_RESPONSE: "the Python client got an answer it cannot read (not JSON, not a response envelope, or a result of the wrong shape)",
+  DT_UNSUPPORTED_CALL: "a transformers tokenizer method or option the Python client does not implement (text pairs, offsets, adding tokens, ...)",
   // ---- merging shard outputs -----------------------------------------------------------
   DT_SHARD_INVALID: "a file given to merge is not a complete shard output (not a regular file, no shard header or trailer, malformed, its run was stopped, its records not those its trailer counts and digests, or a binary index that does not match its file)",
   DT_SHARD_MISMATCH: "shard outputs disagree: command, shard count, key rule, corpus content or settings (tokenizer, template, date, ...)",

@@ -34,7 +34,7 @@ writeFileSync(corpus, [JSON.stringify(convs[0]), "{broken", JSON.stringify(convs
 
 function readBinary(path: string): Array<Record<string, unknown>> {
   const buf = readFileSync(path);
-  assert.equal(buf.subarray(0, 8).toString("latin1"), "DTROLL01");
+  assert.equal(buf.subarray(0, 8).toString("latin1"), "DTROLL02");
   const at = Number(buf.readBigUInt64LE(buf.length - 8));
   const index = JSON.parse(buf.subarray(at, buf.length - 8).toString("utf8")) as { format: string; records: Array<Record<string, unknown>> };
   assert.equal(index.format, "deltatok-rollouts");
@@ -44,7 +44,7 @@ function readBinary(path: string): Array<Record<string, unknown>> {
       const n = s.count as number;
       const ids = Array.from({ length: n }, (_, i) => buf.readUInt32LE((s.offset as number) + 4 * i));
       const mask = Array.from(buf.subarray(s.mask_offset as number, (s.mask_offset as number) + n));
-      const logprobs = s.logprobs_offset === null ? null : Array.from({ length: n }, (_, i) => buf.readFloatLE((s.logprobs_offset as number) + 4 * i));
+      const logprobs = s.logprobs_offset === null ? null : Array.from({ length: n }, (_, i) => buf.readDoubleLE((s.logprobs_offset as number) + 8 * i));
       return { ids, mask, logprobs, turns: s.turns };
     });
     return { id: r.id, sequences, splits: r.splits, drift: r.drift };
@@ -79,7 +79,7 @@ test("rollout writes the library's rollouts as JSONL and binary; a bad line is a
       for (const [a, e] of s.mask) mask.fill(1, a, e);
       assert.deepEqual(g.mask, mask);
       if (s.logprobs === null) assert.equal(g.logprobs, null);
-      else s.logprobs.forEach((x, t) => (x === null ? assert.ok(Number.isNaN(g.logprobs?.[t])) : assert.equal(g.logprobs?.[t], Math.fround(x))));
+      else s.logprobs.forEach((x, t) => (x === null ? assert.ok(Number.isNaN(g.logprobs?.[t])) : assert.equal(g.logprobs?.[t], x)));
     });
     assert.deepEqual(bin[k]?.splits, want.splits);
     drift += (want.drift as unknown[]).length;

@@ -370,6 +370,11 @@ def filters():
         "{{ 'x'|tojson|safe }}|{{ ('x'|tojson) ~ 'y' }}",
         "{{ ['a', 'b']|random in ['a', 'b'] }}|{{ []|random }}",
         "{{ 'hello world how are you'|wordwrap(10) }}|{{ 'aaaaaaaaaaaaaa bb'|wordwrap(5) }}|{{ 'a b'|wordwrap(10, wrapstring='|') }}",
+        # int()/float() take any Unicode decimal digit and Python's whitespace set (not JavaScript's)
+        "{{ '\u0661\u0662'|int }}|{{ '\u0661\u0662'|int(0, 16) }}|{{ '\uff11\uff12'|int }}|{{ '\u0967\u0968'|int }}|{{ '12\x85'|int }}|{{ '\ufeff12'|int }}|{{ '\u3000 12\x1c'|int }}|{{ '\U0001d7d9\U0001d7da'|int }}",
+        "{{ '\u0661\u0662.\u0665'|float }}|{{ '\u0661\u0662.\u0665'|int }}|{{ '\ufeff1.5'|float }}|{{ '1.5\x85'|float }}|{{ '\u0661e\u0662'|float }}|{{ '1\u00bd'|int(7) }}",
+        # title: Jinja2's word split on Python's \s; wordwrap: textwrap breaks on ASCII whitespace only
+        "{{ 'x\x1cyy'|title }}|{{ 'x\ufeffyy'|title }}|{{ 'x\x85yy zz'|title }}|{{ 'ab\u00a0cd ef'|wordwrap(3) }}|{{ 'aa\u3000bb cc dd'|wordwrap(6) }}|{{ 'aa\x1cbb cc'|wordwrap(4) }}",
     ])
 
 

@@ -431,6 +431,40 @@ export class Deltatok {
     }
   }
 
+  /**
+   * Token ids of many texts, in order: `encodeText` of each (one `add_special_tokens` for all).
+   * Every text is checked before any is encoded; a bad one fails the call with its code and
+   * `path` `texts[i]` (as the Rust binding's `encode_batch` fails whole). `onProgress(done,
+   * total)` is called after each text. `DeltatokPool.encodeTexts` spreads a batch over workers.
+   */
+  encodeTexts(texts: readonly string[], options?: { add_special_tokens?: boolean; onProgress?: (done: number, total: number) => void }): Uint32Array[] {
+    try {
+      if (!Array.isArray(texts)) throw new DeltatokError("DT_INVALID_REQUEST", "texts must be an array of strings", { path: "texts" });
+      const { onProgress, ...flags } = options ?? {};
+      if (onProgress !== undefined && typeof onProgress !== "function") throw new DeltatokError("DT_INVALID_OPTION", "encodeTexts: onProgress must be a function", { path: "onProgress" });
+      const add = readFlags(options === undefined ? undefined : flags, ["add_special_tokens"], "encodeTexts").add_special_tokens ?? false;
+      for (let i = 0; i < texts.length; i++) {
+        try {
+          this.#checkText(texts[i]);
+        } catch (e) {
+          const d = toDeltatokError(e);
+          throw new DeltatokError(d.code, `texts[${i}]: ${d.message}`, { path: `texts[${i}]` });
+        }
+      }
+      const t0 = performance.now();
+      const out = new Array<Uint32Array>(texts.length);
+      for (let i = 0; i < texts.length; i++) {
+        const ids = this.#encoder.encodeWhole(texts[i] as string);
+        out[i] = Uint32Array.from(add ? this.#vocabulary().withSpecialTokens(ids) : ids);
+        onProgress?.(i + 1, texts.length);
+      }
+      this.#tokenizeMs += performance.now() - t0;
+      return out;
+    } catch (e) {
+      throw toDeltatokError(e);
+    }
+  }
+
   /** Text of token ids, as transformers' `decode` (api/vocabulary.ts). */
   decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
     try {

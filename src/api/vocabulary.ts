@@ -49,6 +49,8 @@ export interface TokenizerInfo {
   model_input_names: string[];
   /** tokenizer_config.json's `tokenizer_class`, when given. */
   tokenizer_class: string | null;
+  /** tokenizer.json's model type (`BPE`, `Unigram`, `WordPiece`, `WordLevel`): transformers 5 skips the decode cleanup on BPE. */
+  model_type: string;
 }
 
 export interface DecodeOptions {
@@ -221,6 +223,7 @@ export class Vocabulary {
             ? ["input_ids", "token_type_ids", "attention_mask"]
             : ["input_ids", "attention_mask"],
       tokenizer_class: typeof c.tokenizer_class === "string" ? c.tokenizer_class : null,
+      model_type: l.tokenizerJson.model.type,
     };
   }
 

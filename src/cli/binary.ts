@@ -40,12 +40,12 @@ export class BinaryFile {
     return at;
   }
 
-  /** Writes values as float32 (the file's compact form; rounded to nearest); returns their byte offset. */
-  async f32(values: Float32Array | Float64Array): Promise<number> {
+  /** Writes float64 values; returns their byte offset. */
+  async f64(values: Float64Array): Promise<number> {
     const at = this.#offset;
-    const buf = new Uint8Array(values.length * 4);
+    const buf = new Uint8Array(values.length * 8);
     const view = new DataView(buf.buffer);
-    for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i] as number, true);
+    for (let i = 0; i < values.length; i++) view.setFloat64(i * 8, values[i] as number, true);
     await this.#write(buf);
     return at;
   }

@@ -70,7 +70,7 @@ async function lastLine(path: string, size: number): Promise<string> {
   }
 }
 
-const MAGICS = new Set(["DTOKBIN1", "DTROLL01"]);
+const MAGICS = new Set(["DTOKBIN1", "DTROLL01", "DTROLL02"]);
 
 /** A binary output's magic and index (src/cli/binary.ts), or null when the file is not one. */
 async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; at: number } | null> {
@@ -191,13 +191,14 @@ async function verifyJsonl(s: Shard): Promise<void> {
 /**
  * A binary shard's index against its file, before anything is written: every record in corpus
  * order, every array where the writer puts it — the first right after the magic, each next one
- * right after the previous (ids 4 bytes a token, the mask a byte a token padded to 4, logprobs 4
- * bytes a token), the last ending at the index — so no offset is out of bounds, out of order,
+ * right after the previous (ids 4 bytes a token, the mask a byte a token padded to 4, logprobs 8
+ * bytes a token, 4 in "DTROLL01" files), the last ending at the index — so no offset is out of bounds, out of order,
  * overlapping or sized by a forged count; then the count and digest against the trailer.
  */
 async function verifyBinary(s: Shard): Promise<void> {
   const bin = s.binary as { magic: string; index: Rec; at: number };
-  const rollout = bin.magic === "DTROLL01";
+  const rollout = bin.magic.startsWith("DTROLL");
+  const lpBytes = logprobBytes(bin.magic);
   let cursor = 8;
   const bad = (i: number, why: string) => invalid(s.path, `index record ${i}: ${why} (a forged or damaged index)`);
   const arrays = (i: number, q: Rec, logprobs: boolean) => {
@@ -210,7 +211,7 @@ async function verifyBinary(s: Shard): Promise<void> {
     };
     place("offset", 4 * n);
     place("mask_offset", (n + 3) & ~3);
-    if (logprobs && q.logprobs_offset !== null) place("logprobs_offset", 4 * n);
+    if (logprobs && q.logprobs_offset !== null) place("logprobs_offset", lpBytes * n);
   };
   const recs = bin.index.records as unknown[];
   let last = -Infinity;
@@ -286,6 +287,11 @@ function checkSet(shards: Shard[]): ShardHeader {
       throw new DeltatokError("DT_SHARD_MISMATCH", `${(shards[0] as Shard).path} and ${s.path} differ in ${what}: ${a.slice(0, 200)} vs ${b.slice(0, 200)}`, { path: what });
     }
   }
+  const magic = (shards[0] as Shard).binary?.magic ?? null;
+  for (const s of shards.slice(1)) {
+    const m = s.binary?.magic ?? null;
+    if (m !== magic) throw new DeltatokError("DT_SHARD_MISMATCH", `${(shards[0] as Shard).path} and ${s.path} differ in file format: ${String(magic)} vs ${String(m)}`, { path: "format" });
+  }
   const seen = new Map<number, string>();
   for (const s of shards) {
     const other = seen.get(s.header.shard);
@@ -360,11 +366,16 @@ async function readAt(h: FileHandle, at: unknown, n: number, path: string): Prom
   return buf;
 }
 
+/** Bytes per logprob in a rollout binary: float64 ("DTROLL02"), float32 in files written before. */
+function logprobBytes(magic: string): number {
+  return magic === "DTROLL01" ? 4 : 8;
+}
+
 /**
  * Copies a binary record's arrays (in the order the writer wrote them: ids, mask, logprobs) into
  * the merged file and points the record at their new offsets; the record goes into its index.
  */
-async function copyArrays(bin: BinaryFile, h: FileHandle, rec: Rec, path: string): Promise<void> {
+async function copyArrays(bin: BinaryFile, h: FileHandle, rec: Rec, path: string, magic: string): Promise<void> {
   const count = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : -1);
   if (rec.error === undefined && Array.isArray(rec.sequences)) {
     for (const q of rec.sequences as Rec[]) {
@@ -372,7 +383,7 @@ async function copyArrays(bin: BinaryFile, h: FileHandle, rec: Rec, path: string
       if (n < 0) throw invalid(path, "has a sequence without its count");
       q.offset = await bin.bytes(await readAt(h, q.offset, 4 * n, path));
       q.mask_offset = await bin.bytes(await readAt(h, q.mask_offset, n, path));
-      if (q.logprobs_offset !== null) q.logprobs_offset = await bin.bytes(await readAt(h, q.logprobs_offset, 4 * n, path));
+      if (q.logprobs_offset !== null) q.logprobs_offset = await bin.bytes(await readAt(h, q.logprobs_offset, logprobBytes(magic) * n, path));
     }
   } else if (rec.error === undefined) {
     const n = count(rec.count);
@@ -516,7 +527,7 @@ export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec
       }
       if (verify) {
         if (differences.length < maxDiffs) differences.push(rec);
-      } else if (bin !== null) await copyArrays(bin, handles[k] as FileHandle, rec, (shards[k] as Shard).path);
+      } else if (bin !== null) await copyArrays(bin, handles[k] as FileHandle, rec, (shards[k] as Shard).path, (shards[k] as Shard).binary?.magic ?? "");
       else await (out as JsonlWriter).write(rec);
       const next = await (its[k] as AsyncGenerator<{ rec: Rec; line: number }>).next();
       heads[k] = next.done === true ? undefined : next.value;

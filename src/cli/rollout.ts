@@ -11,9 +11,9 @@
  *    "decodes_to_render"}]}
  * or {"id", "line", "error": {code, message, path?}}.
  *
- * Binary (`--format binary`, src/cli/binary.ts): magic "DTROLL01"; per sequence its ids
- * (uint32), its mask (one byte per token), and, when it has logprobs, float32 logprobs (NaN where
- * none; the float64 logprobs rounded to float32, as the JSONL records keep them exact); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
+ * Binary (`--format binary`, src/cli/binary.ts): magic "DTROLL02"; per sequence its ids
+ * (uint32), its mask (one byte per token), and, when it has logprobs, float64 logprobs (NaN where
+ * none; "DTROLL01" files, written before, hold float32); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
  * "logprobs_offset" | null, "turns"}], "splits", "drift"} or {"id", "line", "error"}.
  * `read_rollouts(path)` in the Python client reads it.
  */
@@ -78,7 +78,7 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
 
   constructor(path: string, out: string | undefined, format: "jsonl" | "binary", tokenizer: string, shard: ShardOutput | undefined) {
     this.#jsonl = format === "jsonl" ? new JsonlWriter(out) : null;
-    this.#bin = format === "binary" ? new BinaryFile(out as string, "DTROLL01") : null;
+    this.#bin = format === "binary" ? new BinaryFile(out as string, "DTROLL02") : null;
     this.#shard = shard;
     this.#tokenizer = tokenizer;
     this.s = {
@@ -131,7 +131,7 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
       for (const q of r.sequences) {
         const offset = await bin.u32(q.ids);
         const maskOffset = await bin.bytes(maskBytes(q.ids.length, q.mask));
-        const lpOffset = q.logprobs === null ? null : await bin.f32(q.logprobs);
+        const lpOffset = q.logprobs === null ? null : await bin.f64(q.logprobs);
         sequences.push({ offset, count: q.ids.length, mask_offset: maskOffset, logprobs_offset: lpOffset, turns: q.turns.map(turnJson) });
       }
       const { splits, drift } = rolloutJson({ sequences: [], splits: r.splits, drift: r.drift });

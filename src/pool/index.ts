@@ -7,6 +7,8 @@ export {
   maxWorkers,
   defaultWorkerHeapMb,
   WORKERS_PER_CPU,
+  ENCODE_CHUNK_CHARS,
+  ENCODE_CHUNK_TEXTS,
   type PoolOptions,
   type ResolvedPoolOptions,
   type BatchRunner,

@@ -25,7 +25,7 @@ import type { ResourceLimits } from "node:worker_threads";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
-import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
+import { DeltatokError, toDeltatokError, type ErrorCode, type ErrorRecord } from "../errors.js";
 import { resolveOptions, type DeltatokOptions, type ResolvedOptions } from "../api/options.js";
 import type { DeltatokStats } from "../api/deltatok.js";
 import { parseDate } from "../load/date.js";
@@ -144,6 +144,11 @@ function optionError(path: string, message: string): DeltatokError {
 
 /** Most workers per usable CPU: `workers` (and `--workers`) above this many are refused. */
 export const WORKERS_PER_CPU = 4;
+
+/** encodeTexts: characters after which a chunk of texts is closed (one worker task). */
+export const ENCODE_CHUNK_CHARS = 128 * 1024;
+/** encodeTexts: texts in one chunk at most. */
+export const ENCODE_CHUNK_TEXTS = 512;
 
 /**
  * The most workers a pool may have: {@link WORKERS_PER_CPU} × the CPUs this process may use.
@@ -457,6 +462,69 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
       throw new DeltatokError("DT_INTERNAL", `worker ${slot} answered ${items.length} items with ${reply.op === "batch" ? reply.results.length : reply.op}`);
     }
     return reply.results;
+  }
+
+  /**
+   * Token ids of many texts, in order, as `Deltatok.encodeTexts` answers them, on every worker:
+   * the texts go out in chunks (about {@link ENCODE_CHUNK_CHARS} characters, at most
+   * {@link ENCODE_CHUNK_TEXTS} texts), each worker taking the next chunk when it finishes one.
+   * `onProgress(done, total)` after each chunk. A bad text fails the call with its code and
+   * `path` `texts[i]` (no partial answer), as one engine would.
+   */
+  async encodeTexts(texts: readonly string[], options: { add_special_tokens?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<Uint32Array[]> {
+    if (!Array.isArray(texts)) throw new DeltatokError("DT_INVALID_REQUEST", "texts must be an array of strings", { path: "texts" });
+    const { onProgress, add_special_tokens, ...rest } = options;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw new DeltatokError("DT_INVALID_OPTION", `unknown option of encodeTexts: "${unknown[0]}"; its options are add_special_tokens, onProgress`, { path: unknown[0] as string });
+    if (add_special_tokens !== undefined && typeof add_special_tokens !== "boolean") throw new DeltatokError("DT_INVALID_OPTION", "add_special_tokens must be a boolean", { path: "add_special_tokens" });
+    const chunks: Array<[number, number]> = [];
+    for (let i = 0; i < texts.length; ) {
+      let j = i;
+      let chars = 0;
+      while (j < texts.length && j - i < ENCODE_CHUNK_TEXTS && (j === i || chars < ENCODE_CHUNK_CHARS)) {
+        const t = texts[j];
+        chars += typeof t === "string" ? t.length : 0;
+        j++;
+      }
+      chunks.push([i, j]);
+      i = j;
+    }
+    const out = new Array<Uint32Array>(texts.length);
+    let next = 0;
+    let done = 0;
+    let failed: DeltatokError | null = null;
+    const special = add_special_tokens === true;
+    const lane = async (slot: number): Promise<void> => {
+      while (failed === null && next < chunks.length) {
+        const [a, b] = chunks[next++] as [number, number];
+        let r: WireResult | undefined;
+        try {
+          [r] = await this.runBatch(slot, [{ k: "texts", texts: texts.slice(a, b) as string[], special }]);
+        } catch (e) {
+          failed ??= toDeltatokError(e);
+          return;
+        }
+        if (r === undefined || !r.ok) {
+          const e: ErrorRecord = r === undefined ? { code: "DT_INTERNAL", message: "no result" } : r.error;
+          const m = /^texts\[(\d+)\]/.exec(e.path ?? "");
+          const at = m === null ? null : a + Number(m[1]);
+          failed ??= new DeltatokError(e.code as ErrorCode, at === null ? e.message : e.message.replace(/^texts\[\d+\]/, `texts[${at}]`), at === null ? (e.path === undefined ? {} : { path: e.path }) : { path: `texts[${at}]` });
+          return;
+        }
+        if (!("lengths" in r) || r.ids === undefined || r.lengths === undefined) throw new DeltatokError("DT_INTERNAL", "a texts item answered without ids");
+        let at = 0;
+        for (let k = 0; k < r.lengths.length; k++) {
+          const n = r.lengths[k] as number;
+          out[a + k] = r.ids.subarray(at, at + n);
+          at += n;
+        }
+        done += b - a;
+        onProgress?.(done, texts.length);
+      }
+    };
+    await Promise.all(this.#slots.map((_s, i) => lane(i)));
+    if (failed !== null) throw failed;
+    return out;
   }
 
   /** Cache and work counters of every worker, and their sum. */

@@ -15,13 +15,15 @@ export type { ReplayItemOptions, ReplayRecord, TrainingItemOptions, TrainingOutc
 
 export type WireItem =
   | { k: "text"; text: string }
+  /** Many texts encoded in one item (`encodeTexts`): the ids concatenated, `lengths` per text. */
+  | { k: "texts"; texts: string[]; special: boolean }
   | { k: "message"; message?: unknown; json?: string; options?: MessageOptions | undefined }
   | { k: "prompt"; messages?: readonly unknown[]; json?: string; options?: PromptOptions | undefined; ids: boolean; trajectory?: boolean; rollout?: boolean }
   | { k: "conversation"; json: string; line: number; replay?: ReplayItemOptions | undefined }
   | { k: "training"; mode: "tokenize" | "rollout"; json: string; line: number; options?: TrainingItemOptions | undefined };
 
 export type WireResult =
-  | { ok: true; count: number; reused?: number; outcome?: Outcome; reason?: FallbackReason; ids?: Uint32Array }
+  | { ok: true; count: number; reused?: number; outcome?: Outcome; reason?: FallbackReason; ids?: Uint32Array; lengths?: number[] }
   | { ok: true; records: ReplayRecord[]; conversation: boolean }
   | { ok: true; trajectory: Record<string, unknown> }
   | { ok: true; rollout: Record<string, unknown> }

@@ -66,12 +66,32 @@ function promptFromJson(text: string, extra: PromptOptions | undefined, held: Co
   return { messages: r.messages as unknown[], options: options as PromptOptions };
 }
 
+/** Many id arrays as one (its own buffer, to be moved) and each one's length. */
+export function concatIds(parts: readonly Uint32Array[]): { ids: Uint32Array; lengths: number[] } {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const ids = new Uint32Array(n);
+  const lengths = new Array<number>(parts.length);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i] as Uint32Array;
+    ids.set(p, at);
+    at += p.length;
+    lengths[i] = p.length;
+  }
+  return { ids, lengths };
+}
+
 /** Answers one item. Never throws. `held` keeps conversation prefixes between items. */
 export function runItem(dt: Deltatok, item: WireItem, held?: ConversationMessages): WireResult {
   try {
     switch (item.k) {
       case "text":
         return { ok: true, count: dt.countText(item.text) };
+      case "texts": {
+        const { ids, lengths } = concatIds(dt.encodeTexts(item.texts, { add_special_tokens: item.special }));
+        return { ok: true, count: ids.length, ids, lengths };
+      }
       case "message": {
         const m = item.json !== undefined ? parseJson(item.json, "message") : item.message;
         return { ok: true, count: dt.countMessage(m, item.options as MessageOptions | undefined) };

@@ -5,7 +5,7 @@ import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
 import { VERSION } from "../package-info.js";
 import { trajectoryJson } from "../api/trajectory.js";
-import { messageOptions, promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
+import { encodeBatchOptions, encodeBatchResult, messageOptions, promptOptions, tokenizerCall, type Backend, type Method } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { rolloutJson } from "../api/rollout.js";
 
@@ -87,6 +87,8 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
     }
     case "count_text":
       return { count: dt.countText(p.text as string) };
+    case "encode_batch":
+      return encodeBatchResult(dt.encodeTexts(p.texts as string[], encodeBatchOptions(p)), p);
     case "tokenize_trajectory": {
       const { messages, options } = promptRequest(p, held);
       return trajectoryJson(dt.tokenizeTrajectory(messages, options));

@@ -13,7 +13,7 @@ import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
 import { Deltatok } from "../api/deltatok.js";
-import { TOKENIZER_METHODS, checkParam, messageOptions, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
+import { TOKENIZER_METHODS, checkParam, encodeBatchOptions, encodeBatchResult, messageOptions, tokenizerCall, type Backend, type Method, type RawMethod, type TokenizerMethod } from "./protocol.js";
 import { IdsDelta } from "./ids-delta.js";
 import { encodeIds, idList } from "./in-process.js";
 
@@ -176,6 +176,10 @@ export class PoolBackend implements Backend {
   async call(method: Call, params: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new DeltatokError("DT_CLOSED", "the server is shutting down");
     if (TOKENIZER_METHODS.has(method)) return this.#tokenizerCall(method as TokenizerMethod, params);
+    if (method === "encode_batch") {
+      // spread over every worker (chunks taken as workers free up), answered whole
+      return encodeBatchResult(await this.#pool.encodeTexts(params.texts as string[], encodeBatchOptions(params)), params);
+    }
     const item = this.#item(method, params);
     const ids = method === "encode_prompt" && (IdsDelta.wanted(params) || params.ids_encoding !== undefined) ? params : undefined;
     return item === null ? this.#local(method) : this.#run(item, ids);

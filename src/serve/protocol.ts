@@ -28,6 +28,11 @@
  *                   → {count, ids, prefix, spans: [{message, role, start, end}], suffix,
  *                      assistant_mask: [[start, end], ...], mask_source, offsets_exact}
  * - encode_text    {text, add_special_tokens? (default false)} → {ids, count}
+ * - encode_batch   {texts, add_special_tokens? (default false), ids_encoding?} → {ids: [[...], ...], count}
+ *                   (encode_text of each text, in one round trip; with workers spread over all
+ *                   of them); with `"ids_encoding": "base64"` → `ids` one base64 string of every
+ *                   text's ids back to back and `lengths` per text. One bad text fails the call
+ *                   (its code, path `texts[i]`).
  * - decode         {ids, skip_special_tokens?, clean_up_tokenization_spaces?} → {text}
  * - tokenizer_info {} → vocab_size, length, special tokens and ids, model_max_length, ... (api/vocabulary.ts)
  * - vocab          {} → {tokens: [token | null by id]}
@@ -89,8 +94,8 @@ import { eachMember, endOfValue } from "../pool/skim.js";
 import { COUNTER_METHODS, counterCall, type CounterMethod } from "./counters.js";
 import { keepIdText, wireIdOf } from "./wire-id.js";
 
-export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | TokenizerMethod;
-export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS];
+export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | "encode_batch" | TokenizerMethod;
+export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_batch", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS];
 
 /** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
 export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt" | BudgetMethod | CounterMethod;
@@ -121,6 +126,7 @@ const METHOD_PARAMS: Readonly<Record<string, ReadonlySet<string>>> = {
   count_message: new Set(["message", ...MESSAGE_OPTION_NAMES]),
   count_text: new Set(["text"]),
   encode_text: new Set(["text", "add_special_tokens"]),
+  encode_batch: new Set(["texts", "add_special_tokens", "ids_encoding"]),
   decode: new Set(["ids", "skip_special_tokens", "clean_up_tokenization_spaces"]),
   render_prompt: new Set(PROMPT_PARAMS),
   fits: new Set([...PROMPT_PARAMS, "limit"]),
@@ -243,6 +249,31 @@ export function tokenizerCall(dt: Deltatok, method: TokenizerMethod, p: Record<s
     default:
       return counterCall(dt, method, p);
   }
+}
+
+/** encode_batch's options from its params (checked by the library call). */
+export function encodeBatchOptions(p: Record<string, unknown>): { add_special_tokens?: boolean } {
+  return p.add_special_tokens === undefined ? {} : { add_special_tokens: p.add_special_tokens as boolean };
+}
+
+/** encode_batch's answer: every text's ids as lists, or base64 of them back to back with `lengths`. */
+export function encodeBatchResult(parts: readonly Uint32Array[], p: Record<string, unknown>): unknown {
+  let count = 0;
+  for (const q of parts) count += q.length;
+  const e = p.ids_encoding;
+  if (e === undefined || e === "list") return { ids: parts.map((q) => Array.from(q)), count };
+  if (e !== "base64") throw new DeltatokError("DT_INVALID_REQUEST", `ids_encoding must be "list" or "base64", got ${JSON.stringify(e)}`, { path: "ids_encoding" });
+  const all = new Uint32Array(count);
+  let at = 0;
+  for (const q of parts) {
+    all.set(q, at);
+    at += q.length;
+  }
+  if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+    const v = new DataView(all.buffer);
+    for (let i = 0; i < all.length; i++) v.setUint32(i * 4, all[i] as number, true);
+  }
+  return { ids: Buffer.from(all.buffer, all.byteOffset, all.byteLength).toString("base64"), lengths: parts.map((q) => q.length), count };
 }
 
 /**

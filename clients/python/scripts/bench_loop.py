@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Done-when loop of issue 14, timed: every request of a corpus through
-`len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))`, after
+`len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True, return_dict=False))`, after
 warming up on the first conversations. Prints JSON (seconds, requests, tokens, the client's
 prefix counters, CPU seconds of this process and of the sidecar, the bytes the sidecar read and
 wrote over the loop, and the round-trip floor: as many empty calls, timed after the loop). With
@@ -61,12 +61,12 @@ def main(argv):
             messages, tools = c["messages"], c.get("tools")
             if a.batch:
                 turns = [k for k, m in enumerate(messages) if m["role"] == "assistant"]
-                tokens += sum(map(len, tok.apply_chat_template([messages[:k] for k in turns], tools=tools, add_generation_prompt=True)))
+                tokens += sum(map(len, tok.apply_chat_template([messages[:k] for k in turns], tools=tools, add_generation_prompt=True, return_dict=False)))
                 n += len(turns)
                 continue
             for k, m in enumerate(messages):
                 if m["role"] == "assistant":
-                    tokens += len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))
+                    tokens += len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True, return_dict=False))
                     n += 1
         return n, tokens
 

@@ -68,7 +68,7 @@ def main(argv):
                 if a.method == "count_prompt":
                     rec["isl"] = tok.client.count_prompt(messages, tools=tools, chat_template_kwargs=kw)
                 else:
-                    rec["isl"] = len(tok.apply_chat_template(messages, tools=tools, add_generation_prompt=True, **kw))
+                    rec["isl"] = len(tok.apply_chat_template(messages, tools=tools, add_generation_prompt=True, return_dict=False, **kw))
             except DeltatokError as e:
                 rec["error"] = {"code": e.code, "message": e.message}
             out.write(json.dumps(rec) + "\n")

@@ -2,7 +2,7 @@
 """The Done-when check of issue 14, against ../shared's golden files (not run by npm test):
 through `AutoTokenizer.from_pretrained("qwen3")`, on every request of tau-bench airline,
 
-    len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True))
+    len(tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True, return_dict=False))
 
 equals the golden count (../shared/corpus/golden/qwen3__tau-bench-airline-gpt-4o.jsonl), the ids
 equal the golden ids hash, and the OSL helper (`tok.osl(messages[k])`) equals golden/osl.
@@ -59,7 +59,7 @@ def main(argv):
             if m["role"] != "assistant":
                 continue
             rid = "%s#%d" % (conv["id"], k)
-            ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True)
+            ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True, return_dict=False)
             g = golden.get(rid)
             if g is not None and "count" in g:
                 checked += 1

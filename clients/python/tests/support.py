@@ -15,6 +15,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(PACKAGE))
 sys.path.insert(0, os.path.join(PACKAGE, "src"))
+# these tests pin transformers 4's defaults (apply_chat_template returns ids) and deltatok's own
+# classes; test_dropin.py checks transformers 5's defaults and transformers' own types
+os.environ.setdefault("DELTATOK_TRANSFORMERS_COMPAT", "4")
+os.environ.setdefault("DELTATOK_TRANSFORMERS_TYPES", "0")
 
 import deltatok  # noqa: E402
 

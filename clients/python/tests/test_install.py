@@ -21,7 +21,7 @@ import deltatok, deltatok_client, deltatok.aio, deltatok.queue
 here = os.path.dirname(deltatok.__file__)
 tok = deltatok.AutoTokenizer.from_pretrained("qwen3", date="2026-11-30")
 out = {"file": deltatok.__file__, "typed": os.path.isfile(os.path.join(here, "py.typed")),
-       "ids": tok.apply_chat_template([{"role": "user", "content": "Hello world"}], add_generation_prompt=True),
+       "ids": tok.apply_chat_template([{"role": "user", "content": "Hello world"}], add_generation_prompt=True, return_dict=False),
        "compat": deltatok_client.DeltatokClient is deltatok.DeltatokClient}
 tok.close()
 print(json.dumps(out))

@@ -6,6 +6,7 @@
  */
 import { PyFloat } from "../../json/values.js";
 import { PyError, typeError } from "./pyerror.js";
+import { isPySpace } from "./pystr.js";
 import { Markup, Undefined, isTuple, mkTuple } from "./values.js";
 import { ITEM_UNITS, isStr, strOf, isFloat, mkFloat, mkInt, fval, typeName, failUndefined, markupEscape, numLike } from "./ops.js";
 import type { SizeGuard } from "./ops.js";
@@ -298,9 +299,34 @@ export function pyPos(a: unknown): unknown {
 
 // ---- misc -----------------------------------------------------------------------------------
 
+const ND = /\p{Nd}/u;
+
+/**
+ * What Python's int() and float() parse of a str (CPython's
+ * _PyUnicode_TransformDecimalAndSpaceToASCII): ASCII stays, every other character str.isspace
+ * accepts becomes a space, every Unicode decimal digit (category Nd) its ASCII digit, anything
+ * else "?" (which no number holds). Nd digits come in runs of ten from 0, so a digit's value is its
+ * distance from the start of its run, mod 10.
+ */
+export function pyNumberText(s: string): string {
+  if (/^[\x00-\x7e]*$/.test(s)) return s;
+  let out = "";
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) as number;
+    if (cp < 0x7f) out += ch; // ASCII stays (int() strips only " \t\n\v\f\r": "\x1c" is not a number's)
+    else if (isPySpace(cp)) out += " ";
+    else if (ND.test(ch)) {
+      let start = cp;
+      while (start > 0 && ND.test(String.fromCodePoint(start - 1))) start--;
+      out += String((cp - start) % 10);
+    } else out += "?";
+  }
+  return out;
+}
+
 /** Python int() of a str (base 10 semantics: optional sign, underscores between digits, spaces). */
 export function parsePyInt(s: string, base: number): number | bigint | null {
-  let t = s.trim();
+  let t = pyNumberText(s).trim();
   let neg = false;
   if (t[0] === "+" || t[0] === "-") {
     neg = t[0] === "-";
@@ -339,7 +365,7 @@ export function parsePyInt(s: string, base: number): number | bigint | null {
 
 /** Python float() of a str. */
 export function parsePyFloat(s: string): number | null {
-  const t = s.trim().toLowerCase().replace(/(?<=\d)_(?=\d)/g, "");
+  const t = pyNumberText(s).trim().toLowerCase().replace(/(?<=\d)_(?=\d)/g, "");
   if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
   if (/^[+-]?nan$/.test(t)) return NaN;
   if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return null;

@@ -12,7 +12,8 @@ import { isTuple } from "./values.js";
 /** Jinja2's do_title: the first code point of each word upper-cased, the rest lower-cased (built in chunks). */
 export function titleWords(s: string): string {
   const out = new StrBuilder();
-  const re = /[-\s({[<]+/gu;
+  // Jinja2's _word_beginning_split_re: Python's `\s` is str.isspace (\x1c-\x1f, \x85; not \ufeff)
+  const re = /[-\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000({[<]+/gu;
   let last = 0;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
     if (m.index > last) out.add(titleWord(s.slice(last, m.index)));
@@ -58,7 +59,8 @@ export function wrapLine(g: SizeGuard, line: string, width: number, breakLong: b
   const bound = line.length + 1;
   const n = 2 * bound * ITEM_UNITS <= g.room() && 2 * bound * 16 <= g.maxChars ? -1 : runCount(line);
   if (n >= 0) g.buildItems(2 * n);
-  const words = line.split(/(\s+)/).filter((w) => w.length > 0);
+  // textwrap splits on ASCII whitespace only (NBSP, U+3000 stay inside words)
+  const words = line.split(/([\t\n\v\f\r ]+)/).filter((w) => w.length > 0);
   if (n < 0) g.buildItems(2 * words.length);
   const lines: string[] = [];
   const push = (x: string): void => {
@@ -67,16 +69,16 @@ export function wrapLine(g: SizeGuard, line: string, width: number, breakLong: b
   };
   let cur = "";
   for (const w of words) {
-    if (/^\s+$/.test(w)) {
+    if (/^[\t\n\v\f\r ]+$/.test(w)) {
       if (cur.length > 0) cur += w;
       continue;
     }
     let word = w;
-    if (cpLen(cur.trimEnd()) + (cur.trimEnd().length > 0 ? 0 : 0) + cpLen(word) <= width && cpLen(cur) + cpLen(word) <= width) {
+    if (cpLen(asciiTrimEnd(cur)) + cpLen(word) <= width && cpLen(cur) + cpLen(word) <= width) {
       cur += word;
       continue;
     }
-    if (cur.trim().length > 0) push(cur.trimEnd());
+    if (asciiTrimEnd(cur).length > 0) push(asciiTrimEnd(cur));
     cur = "";
     while (breakLong && cpLen(word) > width) {
       push(cpSlice(word, 0, width));
@@ -85,13 +87,18 @@ export function wrapLine(g: SizeGuard, line: string, width: number, breakLong: b
     }
     cur = word;
   }
-  if (cur.trim().length > 0) push(cur.trimEnd());
+  if (asciiTrimEnd(cur).length > 0) push(asciiTrimEnd(cur));
   return lines;
+}
+
+/** `s` without trailing ASCII whitespace (textwrap's whitespace). */
+function asciiTrimEnd(s: string): string {
+  return s.replace(/[\t\n\v\f\r ]+$/, "");
 }
 
 /** How many maximal runs of whitespace and of other characters `line` has (what wrapLine splits). */
 function runCount(line: string): number {
-  const re = /\s+/g;
+  const re = /[\t\n\v\f\r ]+/g;
   let n = 0;
   let last = 0;
   for (let m = re.exec(line); m !== null; m = re.exec(line)) {

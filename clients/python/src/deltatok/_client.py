@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 from ._ops import PlanGen, prompt_plan, run, run_many, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._stream import message_counter_params
-from ._transport import HttpTransport, StdioTransport, Transport
+from ._transport import DEFAULT_TIMEOUT, HttpTransport, StdioTransport, Transport
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._stream import MessageCounter, TextCounter
@@ -283,11 +283,14 @@ class DeltatokClient(ClientBase):
     """Runs `deltatok serve ARGS` as a child process and talks JSON lines over its stdin/stdout.
 
     `command` runs the deltatok CLI (default: `find_command()`, which needs no network and raises
-    DeltatokNotFoundError here, at construction, when there is none)."""
+    DeltatokNotFoundError here, at construction, when there is none). `timeout`: seconds a call
+    waits for its answer (None: forever); past it the call fails DT_REQUEST_TIMEOUT and is not
+    resent, and the client stays usable (a late answer is dropped)."""
 
     def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None,
-                 incremental: bool = True, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES):
-        super().__init__(StdioTransport(args, command, env), incremental, max_conversations, max_bytes)
+                 incremental: bool = True, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES,
+                 timeout: Optional[float] = DEFAULT_TIMEOUT):
+        super().__init__(StdioTransport(args, command, env, timeout), incremental, max_conversations, max_bytes)
 
     def close(self, timeout: float = 30.0) -> int:  # type: ignore[override]
         """Closes stdin (deltatok answers what is in flight, then exits) and waits for the process."""

@@ -7,7 +7,7 @@ import shlex
 import shutil
 from typing import Iterator, List, Mapping, Optional
 
-from ._errors import DeltatokNotFoundError
+from ._errors import NOT_FOUND_HELP, DeltatokNotFoundError
 
 __all__ = ["find_command"]
 
@@ -51,16 +51,19 @@ def find_command(cwd: Optional[str] = None, environ: Optional[Mapping[str, str]]
     1. ``DELTATOK_CMD``: a command line, split like a shell does (quote paths with spaces),
        e.g. ``DELTATOK_CMD="node /opt/deltatok/dist/src/cli/main.js"``;
     2. ``node_modules/.bin/deltatok`` in the working directory or one of its parents (what
-       ``npm install deltatok`` creates), then from this package's directory; a built deltatok
+       an npm install of deltatok creates), then from this package's directory; a built deltatok
        checkout found the same way is run with ``node``;
-    3. ``deltatok`` on PATH (``npm install -g deltatok``).
+    3. ``deltatok`` on PATH (``npm link`` in a built checkout puts it there).
 
     Raises DeltatokNotFoundError, saying how to point to one, when none is found. Never runs npx.
     """
     env = os.environ if environ is None else environ
     cmd = env.get("DELTATOK_CMD", "").strip()
     if cmd:
-        parts = shlex.split(cmd, posix=os.name != "nt")
+        try:
+            parts = shlex.split(cmd, posix=os.name != "nt")
+        except ValueError as e:
+            raise DeltatokNotFoundError("DELTATOK_CMD does not parse as a command line (%s): %r; %s" % (e, cmd, NOT_FOUND_HELP), "DELTATOK_CMD") from None
         if parts:
             return parts
     for start in (cwd or os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
@@ -71,7 +74,5 @@ def find_command(cwd: Optional[str] = None, environ: Optional[Mapping[str, str]]
     if exe:
         return [exe]
     raise DeltatokNotFoundError(
-        "cannot find the deltatok command line: DELTATOK_CMD is not set, there is no node_modules/.bin/deltatok "
-        "in %s or above, and no deltatok on PATH. Install it in your project (`npm install deltatok`), or set "
-        "DELTATOK_CMD to the command that runs it (e.g. DELTATOK_CMD=\"node /path/to/deltatok/dist/src/cli/main.js\"), "
-        "or pass command=[...]" % (cwd or os.getcwd()))
+        "cannot find the deltatok command line: DELTATOK_CMD is not set, there is no node_modules/.bin/deltatok in %s or above, "
+        "and no deltatok on PATH. The package is not published on npm: %s" % (cwd or os.getcwd(), NOT_FOUND_HELP))

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "error_from_record", "PREFIX_UNKNOWN"]
+__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "DeltatokUnsupportedError", "error_from_record",
+           "PREFIX_UNKNOWN", "NOT_FOUND_HELP"]
 
 PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
 
 #: Codes that mean the request itself was wrong (bad input, a template that fails on it): raised as
 #: DeltatokInputError, a ValueError, as transformers raises ValueError / TypeError / TemplateError.
 _INPUT_PREFIXES = ("DT_INVALID_", "DT_TEMPLATE_")
-_INPUT_CODES = {"DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTEXT_TOO_SMALL", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
+_INPUT_CODES = {"DT_UNSUPPORTED_CALL", "DT_LONE_SURROGATE", "DT_INPUT_TOO_LARGE", "DT_CONTEXT_TOO_SMALL", "DT_CONTINUE_FINAL_MESSAGE", "DT_TOKENIZE_FAILED", "DT_UNKNOWN_METHOD"}
 #: Codes of a tokenizer or template that could not be loaded: DeltatokLoadError, an OSError, as
 #: transformers raises OSError for a tokenizer it cannot load.
 _LOAD_CODES = {"DT_TOKENIZER_UNKNOWN", "DT_TOKENIZER_NOT_FOUND", "DT_TOKENIZER_INVALID", "DT_TEMPLATE_FILE_INVALID"}
@@ -41,8 +42,24 @@ class DeltatokLoadError(DeltatokError, OSError):
         DeltatokError.__init__(self, code, message, path)
 
 
-class DeltatokNotFoundError(FileNotFoundError):
-    """No deltatok command line was found (DELTATOK_CMD, node_modules/.bin, PATH); says how to point to one."""
+class DeltatokNotFoundError(DeltatokError, FileNotFoundError):
+    """No deltatok command line was found or it cannot run (DELTATOK_CMD, node_modules/.bin, PATH):
+    code DT_COMMAND_NOT_FOUND; the message says how to point to one."""
+
+    def __init__(self, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, "DT_COMMAND_NOT_FOUND", message, path)
+
+
+class DeltatokUnsupportedError(DeltatokError, NotImplementedError):
+    """A transformers tokenizer method or option deltatok does not implement: DT_UNSUPPORTED_CALL."""
+
+    def __init__(self, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, "DT_UNSUPPORTED_CALL", message, path)
+
+
+#: How to point the client at the command line (the package is not published on npm).
+NOT_FOUND_HELP = ("build a deltatok checkout (`npm ci && npm run build`) and set DELTATOK_CMD=\"node <checkout>/dist/src/cli/main.js\", "
+                  "or run `npm link` in the checkout to put `deltatok` on PATH, or pass command=[...]")
 
 
 def is_input_code(code: str) -> bool:

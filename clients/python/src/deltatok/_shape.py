@@ -96,6 +96,21 @@ class BatchEncoding(UserDict):
         return self
 
 
+def batch_encoding(data: Dict[str, Any], tensor_type: Any, prepend_batch_axis: bool) -> Any:
+    """transformers' own BatchEncoding when it is installed (_compat), else deltatok's."""
+    from ._compat import transformers_types
+    types = transformers_types()
+    if types is not None:
+        kind = getattr(tensor_type, "value", tensor_type)
+        if kind is not None and kind not in ("np", "pt"):
+            raise ValueError("return_tensors=%r is not supported by deltatok (use 'pt', 'np' or None)" % (tensor_type,))
+        for k, v in data.items():
+            if kind is not None and isinstance(v, list) and v and isinstance(v[0], list) and len({len(x) for x in v}) > 1:
+                to_tensor(v, kind, k)  # the same error as deltatok's own BatchEncoding
+        return types[0](data, tensor_type=tensor_type, prepend_batch_axis=prepend_batch_axis)
+    return BatchEncoding(data, tensor_type=tensor_type, prepend_batch_axis=prepend_batch_axis)
+
+
 def to_tensor(value: Any, tensor_type: Any, key: str = "input_ids") -> Any:
     kind = getattr(tensor_type, "value", tensor_type)
     if isinstance(value, list) and value and isinstance(value[0], list) and len({len(x) for x in value}) > 1:

@@ -5,11 +5,12 @@ use it — apply_chat_template first of all — answered by deltatok, incrementa
     tok = AutoTokenizer.from_pretrained("qwen3")
     ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True)
 
-Signatures, defaults and return types are transformers' (4.x: `return_dict=False`; transformers
-5 changed that default to True, so pass it explicitly to be independent of the version). What
-deltatok does not do raises a clear error: tools given as Python functions, text pairs, offsets
-and `Encoding` objects, tensor types other than 'np' and 'pt', padding/truncation strategies
-other than transformers' single-sequence ones.
+Signatures, defaults and return types are those of the transformers the user has (_compat:
+its major version decides the defaults, DELTATOK_TRANSFORMERS_COMPAT=4|5 overrides, 5 without
+it); with transformers installed, results are its own BatchEncoding and the tokenizer passes
+isinstance(tok, PreTrainedTokenizerBase). What deltatok does not do raises DT_UNSUPPORTED_CALL:
+text pairs, offsets, tensor types other than 'np' and 'pt', padding/truncation strategies other
+than transformers' single-sequence ones.
 """
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import ClientBase, DeltatokClient, DeltatokHttpClient, prompt_options
-from ._errors import DeltatokError
+from ._compat import bpe_cleanup_skipped, compat_major, json_schema_builder, transformers_types
+from ._dropin import BackendTokenizer, plain_conversation, tokenizer_class
+from ._errors import DeltatokError, DeltatokInputError, DeltatokUnsupportedError
+from ._transport import DEFAULT_TIMEOUT, HttpTransport, StdioTransport
 from ._ops import PlanGen, prompt_plan, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
-from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, chat_flags, mask_from_ranges, shape_encodings,
-                     split_conversations, to_id_list, to_tensor)
+from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
+                     shape_encodings, split_conversations, to_id_list, to_tensor)
 
 __all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
 
@@ -31,23 +35,48 @@ SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token"
 
 #: from_pretrained options of deltatok itself (the rest are transformers' and are checked).
 DELTATOK_OPTIONS = ("date", "pattern", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
-                    "timeout", "incremental", "max_conversations", "max_bytes", "split_batches", "client", "chat_template_kwargs", "parse_tool_arguments")
+                    "timeout", "incremental", "max_conversations", "max_bytes", "split_batches", "client", "chat_template_kwargs", "parse_tool_arguments",
+                    "_whole_args")
 #: transformers options that change nothing here (nothing is downloaded, no remote code runs).
 _ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token", "_from_auto", "_commit_hash", "resume_download",
              "proxies", "legacy", "use_fast")
 _SETTABLE = ("padding_side", "truncation_side", "model_max_length", "chat_template", "clean_up_tokenization_spaces", "model_input_names") + SPECIAL_NAMES
 
 
+_schemas: Dict[Any, dict] = {}
+
+
+def _schema_of(fn: Callable[..., Any]) -> dict:
+    """transformers' get_json_schema(fn) (kept per function: it reads the signature and docstring)."""
+    got = _schemas.get(fn)
+    if got is None:
+        try:
+            got = json_schema_builder()(fn)
+        except DeltatokError:
+            raise
+        except Exception as e:  # noqa: BLE001 - transformers' TypeHint/DocstringParsingException
+            raise DeltatokInputError("DT_INVALID_TOOLS", "get_json_schema(%s) failed: %s" % (getattr(fn, "__name__", fn), e), "tools") from e
+        if len(_schemas) >= 1024:
+            _schemas.clear()
+        _schemas[fn] = got
+    return got
+
+
 def _check_tools(tools: Any) -> Any:
-    """The tools as sent: the caller's own list when it is one (so the prefix table sees the same
-    object turn after turn and skips fingerprinting it before sending), else a list of them."""
+    """The tools as sent: the caller's own list when it is one of dicts (so the prefix table sees
+    the same object turn after turn and skips fingerprinting it before sending), else a list;
+    a Python function becomes its schema as transformers' get_json_schema builds it."""
     if tools is None:
         return None
+    functions = False
     for t in tools:
         if not isinstance(t, dict):
             if callable(t):
-                raise ValueError("deltatok takes tools as JSON schemas (dicts); convert a function with transformers.utils.get_json_schema(fn)")
-            raise ValueError("Tools should either be a JSON schema, or a callable function with type hints and a docstring")
+                functions = True
+                continue
+            raise DeltatokInputError("DT_INVALID_TOOLS", "Tools should either be a JSON schema, or a callable function with type hints and a docstring", "tools")
+    if functions:
+        return [t if isinstance(t, dict) else _schema_of(t) for t in tools]
     return tools if type(tools) is list else list(tools)
 
 
@@ -218,9 +247,43 @@ class DeltatokTokenizer:
             return vocab.get(tokens, unk)
         return [vocab.get(t, unk) for t in tokens]
 
+    def convert_tokens_to_string(self, tokens: Sequence[str]) -> str:
+        """The tokenizer's decoder over tokens, as transformers' fast tokenizers answer it; a token
+        the vocabulary does not hold is DT_UNSUPPORTED_CALL (the decoder runs on the server's ids)."""
+        vocab = self._vocabulary_ids()
+        ids = []
+        for i, t in enumerate(tokens):
+            got = vocab.get(t)
+            if got is None:
+                raise DeltatokUnsupportedError("convert_tokens_to_string: token %d (%r) is not in the vocabulary" % (i, t), "tokens[%d]" % i)
+            ids.append(got)
+        return self.backend_tokenizer.decode(ids, skip_special_tokens=False)
+
+    @property
+    def backend_tokenizer(self) -> BackendTokenizer:
+        """The Rust `tokenizers.Tokenizer` methods harnesses call (encode, encode_batch,
+        encode_batch_fast, decode, decode_batch, get_vocab_size, token_to_id, id_to_token), batches
+        answered on every sidecar worker in one round trip."""
+        b = self.__dict__.get("_backend")
+        if b is None:
+            b = BackendTokenizer(self)
+            object.__setattr__(self, "_backend", b)
+        return b
+
+    _tokenizer = backend_tokenizer
+
+    def __reduce__(self) -> Any:
+        """Pickles what makes the tokenizer, not its connection: unpickling starts (or connects
+        to) a sidecar where it happens, with the same options and attributes."""
+        attrs = {k: getattr(self, k) for k in ("padding_side", "truncation_side", "model_max_length", "clean_up_tokenization_spaces", "model_input_names")}
+        if self._template_override is not None:
+            attrs["chat_template"] = self._template_override
+        attrs.update(self._overridden)
+        return (_restore, (self.name_or_path, self.__dict__.get("_spec") or _client_spec(self.client), attrs))
+
     def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
         if pair is not None:
-            raise NotImplementedError("deltatok does not tokenize text pairs")
+            raise DeltatokUnsupportedError("deltatok does not tokenize text pairs")
         return self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
 
     # ---- chat templates ----------------------------------------------------------------------
@@ -234,21 +297,40 @@ class DeltatokTokenizer:
     def chat_request(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                      add_generation_prompt: bool = False, continue_final_message: Union[bool, str] = False, tokenize: bool = True,
                      padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
-                     return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                     return_dict: Optional[bool] = None, return_assistant_tokens_mask: bool = False,
                      tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> ChatRequest:
-        """apply_chat_template's work as plans (the blocking and asyncio tokenizers run them)."""
-        if return_dict and not tokenize:
-            raise ValueError("`return_dict=True` is incompatible with `tokenize=False`, because there is no dict of tokenizer outputs to return.")
-        if return_assistant_tokens_mask and not return_dict:
-            raise ValueError("`return_assistant_tokens_mask=True` is incompatible with `return_dict=False`")
+        """apply_chat_template's work as plans (the blocking and asyncio tokenizers run them).
+        `return_dict=None` is the default of the transformers imitated (5: True; 4: False)."""
+        if compat_major() >= 5:
+            if return_dict is None:
+                return_dict = True
+            if not tokenize:
+                return_dict = False  # transformers 5: dicts come from tokenizing only
+            if return_assistant_tokens_mask and not (return_dict and tokenize):
+                raise DeltatokInputError("DT_INVALID_OPTION", "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`",
+                                         "return_assistant_tokens_mask")
+        else:
+            return_dict = bool(return_dict)
+            if return_dict and not tokenize:
+                raise DeltatokInputError("DT_INVALID_OPTION", "`return_dict=True` is incompatible with `tokenize=False`, because there is no dict of "
+                                         "tokenizer outputs to return.", "return_dict")
+            if return_assistant_tokens_mask and not return_dict:
+                raise DeltatokInputError("DT_INVALID_OPTION", "`return_assistant_tokens_mask=True` is incompatible with `return_dict=False`",
+                                         "return_assistant_tokens_mask")
+        if isinstance(conversation, (list, tuple)) and len(conversation) == 0:
+            raise DeltatokInputError("DT_INVALID_MESSAGES", "Cannot apply chat template to an empty conversation. Provide at least one message.",
+                                     "conversation")
         if continue_final_message:
             if add_generation_prompt:
-                raise ValueError("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want "
-                                 "the model to continue the final message, and add_generation_prompt when you want to add a header that will "
-                                 "prompt it to start a new assistant message instead.")
+                raise DeltatokInputError("DT_INVALID_OPTION", "continue_final_message and add_generation_prompt are not compatible. Use "
+                                         "continue_final_message when you want the model to continue the final message, and add_generation_prompt "
+                                         "when you want to add a header that will prompt it to start a new assistant message instead.",
+                                         "continue_final_message")
             if return_assistant_tokens_mask:
-                raise ValueError("continue_final_message is not compatible with return_assistant_tokens_mask.")
+                raise DeltatokInputError("DT_INVALID_OPTION", "continue_final_message is not compatible with return_assistant_tokens_mask.",
+                                         "continue_final_message")
         conversations, batched = split_conversations(conversation)
+        conversations = [plain_conversation(c) for c in conversations]
         tools = _check_tools(tools)
         documents = _check_documents(documents)
         template = chat_template if chat_template is not None else self._template_override
@@ -286,7 +368,7 @@ class DeltatokTokenizer:
                         masks.append([0] * len(r))
             data = shape_encodings(rows, masks, flags, batched, self.model_input_names)  # type: ignore[arg-type]
             if return_dict:
-                return BatchEncoding(data, tensor_type=return_tensors, prepend_batch_axis=not batched)
+                return batch_encoding(data, return_tensors, not batched)
             ids = data["input_ids"]
             return to_tensor(ids if batched else [ids], return_tensors) if return_tensors is not None else ids
 
@@ -295,11 +377,12 @@ class DeltatokTokenizer:
     def apply_chat_template(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                             add_generation_prompt: bool = False, continue_final_message: Union[bool, str] = False, tokenize: bool = True,
                             padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
-                            return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                            return_dict: Optional[bool] = None, return_assistant_tokens_mask: bool = False,
                             tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
-        """transformers' apply_chat_template: token ids (a list), the text with tokenize=False, or a
-        BatchEncoding (input_ids, attention_mask, assistant_masks) with return_dict=True; a batch of
-        conversations gives lists. `**kwargs` reach the template as variables. Only the messages the
+        """transformers' apply_chat_template: a BatchEncoding (input_ids, attention_mask,
+        assistant_masks) — transformers 5's default — or with return_dict=False token ids (a list;
+        transformers 4's default), the text with tokenize=False; a batch of conversations gives
+        lists. `**kwargs` reach the template as variables. Only the messages the
         server has not seen cross the wire (the client recognises a conversation it sent before)."""
         req = self.chat_request(conversation, tools, documents, chat_template, add_generation_prompt, continue_final_message, tokenize,
                                 padding, truncation, max_length, return_tensors, return_dict, return_assistant_tokens_mask, tokenizer_kwargs,
@@ -324,12 +407,12 @@ class DeltatokTokenizer:
                     return t["tool_use"]
                 if "default" in t:
                     return t["default"]
-                raise ValueError("This model has multiple chat templates with no default specified! Available template names are %s." % sorted(t))
+                raise DeltatokInputError("DT_INVALID_OPTION", "This model has multiple chat templates with no default specified! Available template names are %s." % sorted(t))
             return chat_template
         if chat_template is not None:
             return chat_template
         if t is None:
-            raise ValueError("Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed!")
+            raise DeltatokInputError("DT_INVALID_OPTION", "Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed!")
         return t
 
     def fits(self, conversation: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, add_generation_prompt: bool = True,
@@ -415,16 +498,16 @@ class DeltatokTokenizer:
                         ("return_overflowing_tokens", return_overflowing_tokens), ("return_special_tokens_mask", return_special_tokens_mask),
                         ("return_offsets_mapping", return_offsets_mapping), ("stride", stride)):
             if v:
-                raise NotImplementedError("%s is not supported by deltatok" % name)
+                raise DeltatokUnsupportedError("%s is not supported by deltatok" % name)
         if kwargs:
             raise TypeError("unexpected keyword argument(s): %s" % ", ".join(sorted(kwargs)))
         if text is None:
-            raise ValueError("You need to specify either `text` or `text_target`.")
+            raise DeltatokInputError("DT_INVALID_OPTION", "You need to specify either `text` or `text_target`.")
         batched = isinstance(text, (list, tuple))
         texts = list(text) if batched else [text]
         for t in texts:
             if not isinstance(t, str):
-                raise ValueError("text input must be of type `str` (single example), `List[str]` (batch or single pretokenized example) or `List[List[str]]` (batch of pretokenized examples).")
+                raise DeltatokInputError("DT_INVALID_OPTION", "text input must be of type `str` (single example), `List[str]` (batch or single pretokenized example) or `List[List[str]]` (batch of pretokenized examples).")
         flags = chat_flags(self, padding, truncation if truncation is not None else False, max_length, return_tensors,
                            {"padding_side": padding_side, "pad_to_multiple_of": pad_to_multiple_of, "return_attention_mask": return_attention_mask,
                             "return_token_type_ids": return_token_type_ids, "return_length": return_length})
@@ -432,7 +515,7 @@ class DeltatokTokenizer:
 
         def finish(out: List[Any]) -> Any:
             data = shape_encodings([list(o["ids"]) for o in out], None, flags, batched, self.model_input_names)
-            return BatchEncoding(data, tensor_type=return_tensors, prepend_batch_axis=not batched)
+            return batch_encoding(data, return_tensors, not batched)
 
         return ChatRequest(plans, finish)
 
@@ -444,7 +527,7 @@ class DeltatokTokenizer:
                  return_length: bool = False, verbose: bool = True, **kwargs: Any) -> BatchEncoding:
         """Encodes text (a string or a list of strings) into a BatchEncoding."""
         if text_pair_target is not None:
-            raise NotImplementedError("text_pair_target is not supported by deltatok")
+            raise DeltatokUnsupportedError("text_pair_target is not supported by deltatok")
         req = self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
                                 pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
                                 return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
@@ -452,6 +535,10 @@ class DeltatokTokenizer:
 
     def decode_request(self, sequences: List[Any], skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool], single: bool) -> ChatRequest:
         cleanup = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
+        if (cleanup and self._info.get("model_type") == "BPE" and bpe_cleanup_skipped()
+                and not getattr(self, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False)):
+            # transformers 5 leaves the cleanup (made for WordPiece) undone on BPE models
+            cleanup = False
         plans = []
         for s in sequences:
             ids = to_id_list(s)
@@ -477,10 +564,10 @@ class DeltatokTokenizer:
         return self.client.stats()
 
     def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("deltatok tokenizers are read-only; save the original files instead")
+        raise DeltatokUnsupportedError("deltatok tokenizers are read-only; save the original files instead")
 
     def add_special_tokens(self, *args: Any, **kwargs: Any) -> int:
-        raise NotImplementedError("deltatok cannot add tokens: the vocabulary is the tokenizer.json's")
+        raise DeltatokUnsupportedError("deltatok cannot add tokens: the vocabulary is the tokenizer.json's")
 
     add_tokens = add_special_tokens
 
@@ -494,8 +581,28 @@ class DeltatokTokenizer:
         self.close()
 
 
+def _client_spec(client: ClientBase) -> Dict[str, Any]:
+    """from_pretrained options that reach a client like `client` (for pickling a tokenizer given one)."""
+    t = client.transport
+    if isinstance(t, HttpTransport):
+        return {"url": t.url, "timeout": t._timeout, "server_token": t._headers.get("Authorization", "")[7:] or None}
+    if isinstance(t, StdioTransport):
+        cut = t.command.index("serve")
+        return {"command": t.command[:cut], "serve_args": t.command[cut + 1:], "timeout": t.timeout, "_whole_args": True}
+    raise DeltatokUnsupportedError("a tokenizer on a custom transport cannot be pickled", "client")
+
+
+def _restore(name_or_path: str, spec: Dict[str, Any], attrs: Dict[str, Any]) -> "DeltatokTokenizer":
+    tok = AutoTokenizer.from_pretrained(name_or_path, **spec)
+    for k, v in attrs.items():
+        setattr(tok, k, v)
+    return tok
+
+
 def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
     """`deltatok serve` arguments for from_pretrained's deltatok options."""
+    if options.get("_whole_args"):
+        return [str(a) for a in options.get("serve_args") or ()]
     args = ["--tokenizer", str(name_or_path)]
     for key, flag in (("date", "--date"), ("pattern", "--pattern"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
                       ("renderer", "--renderer")):
@@ -520,19 +627,19 @@ def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ..
             overrides[k] = v
         elif k in _ACCEPTED:
             if k == "use_fast" and v is False:
-                raise ValueError("deltatok is a fast tokenizer (Rust tokenizers' ids); use_fast=False has no slow equivalent here")
+                raise DeltatokInputError("DT_INVALID_OPTION", "deltatok is a fast tokenizer (Rust tokenizers' ids); use_fast=False has no slow equivalent here")
         elif k == "revision":
             if v not in (None, "main"):
-                raise ValueError("deltatok reads the local hub cache's main snapshot; revision=%r is not supported" % (v,))
+                raise DeltatokInputError("DT_INVALID_OPTION", "deltatok reads the local hub cache's main snapshot; revision=%r is not supported" % (v,))
         elif k == "cache_dir":
             if v is not None:
                 env["HF_HUB_CACHE"] = os.fspath(v)
         elif k == "force_download":
             if v:
-                raise ValueError("deltatok never downloads: force_download=True is not supported")
+                raise DeltatokInputError("DT_INVALID_OPTION", "deltatok never downloads: force_download=True is not supported")
         elif k == "subfolder":
             if v:
-                raise ValueError("subfolder is not supported: pass the folder's path")
+                raise DeltatokInputError("DT_INVALID_OPTION", "subfolder is not supported: pass the folder's path")
         else:
             unknown.append(k)
     if unknown:
@@ -554,7 +661,7 @@ def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) 
     if env_add:
         env = dict(os.environ if env is None else env, **env_add)
     return DeltatokClient(engine_args(os.fspath(name_or_path), dt), command=dt.get("command"), env=env, incremental=incremental,
-                          max_conversations=mc, max_bytes=mb), True
+                          max_conversations=mc, max_bytes=mb, timeout=dt.get("timeout", DEFAULT_TIMEOUT)), True
 
 
 class AutoTokenizer:
@@ -582,4 +689,10 @@ class AutoTokenizer:
             if owns:
                 client.close()
             raise
-        return DeltatokTokenizer(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
+        types = transformers_types()
+        klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
+        tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
+        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(_client_spec(client), **{
+            k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
+        object.__setattr__(tok, "_spec", spec)
+        return tok

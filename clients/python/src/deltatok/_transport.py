@@ -15,15 +15,17 @@ import itertools
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
-from ._errors import DeltatokError, error_from_record
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
 from ._prefix import ROUTE_HEADER
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport"]
@@ -41,9 +43,33 @@ class Transport:
         return 0
 
 
+#: Seconds a call waits for its answer by default (stdio and HTTP alike); None waits forever.
+DEFAULT_TIMEOUT = 300.0
+
+
 def _envelope(rid: int, method: str, params: Dict[str, Any]) -> bytes:
     # `id` first, as a scalar: the server can name the request even in a line it must skip
-    return (json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        return (json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DeltatokInputError("DT_LONE_SURROGATE", "a string of the request holds a lone UTF-16 surrogate (%s), which has no UTF-8 encoding" % e.object[e.start:e.end].encode("unicode_escape").decode("ascii")) from None
+    except (TypeError, ValueError) as e:
+        raise DeltatokInputError("DT_INVALID_REQUEST", "the request holds a value JSON cannot carry: %s" % e) from None
+
+
+def _answer(raw: Any, where: str) -> Dict[str, Any]:
+    """A response envelope, or DT_BAD_RESPONSE when what came back is not one."""
+    if not isinstance(raw, dict) or ("result" not in raw and "error" not in raw):
+        raise DeltatokError("DT_BAD_RESPONSE", "%s answered something that is not a deltatok response: %.200r" % (where, raw))
+    return raw
+
+
+class _Timeout(Exception):
+    pass
+
+
+#: Bytes asked of one os.read of the server's output (os.read allocates what it is asked for).
+_READ = 65536
 
 
 class StdioTransport(Transport):
@@ -52,11 +78,20 @@ class StdioTransport(Transport):
     ``command`` runs the deltatok CLI (default: ``find_command()``, which needs no network and
     raises DeltatokNotFoundError here, at construction, when there is none)."""
 
-    def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None):
+    def __init__(self, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None,
+                 timeout: Optional[float] = DEFAULT_TIMEOUT):
         cmd = list(command) if command is not None else find_command(environ=env)
         self.command: List[str] = cmd + ["serve"] + list(args)
-        self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      env=dict(env) if env is not None else None)
+        self.timeout = timeout
+        try:
+            self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          env=dict(env) if env is not None else None)
+        except OSError as e:
+            raise DeltatokNotFoundError("cannot run the deltatok command line %r: %s. %s" % (" ".join(cmd), e, NOT_FOUND_HELP), "command") from None
+        # POSIX: reads and writes wait with select, so a stopped server cannot block a call past its timeout
+        self._select = os.name != "nt"
+        self._buf = bytearray()
+        self._scan = 0
         # the server's stderr goes on to ours; its fatal error line (`deltatok: DT_X: ...`) is kept
         self._last_error: Optional[Dict[str, str]] = None
         self._stderr = threading.Thread(target=self._copy_stderr, name="deltatok-stderr", daemon=True)
@@ -101,22 +136,89 @@ class StdioTransport(Transport):
             if self._failure is not None:
                 raise self._gone()
             self._waiting.add(rid)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         try:
             with self._write_lock:
-                self._stdin.write(line)  # type: ignore[union-attr]
-                self._stdin.flush()  # type: ignore[union-attr]
+                self._write(line, deadline)
         except (BrokenPipeError, OSError, ValueError) as e:
             with self._cv:
                 self._waiting.discard(rid)
             raise DeltatokError("DT_CLOSED", "deltatok serve is not running: %s" % e)
+        except _Timeout:
+            # part of the line may be in the pipe: nothing after it could be read right, so the
+            # server is stopped and every later call fails DT_CLOSED
+            with self._cv:
+                self._waiting.discard(rid)
+                if self._failure is None:
+                    self._failure = EOFError("a request could not be written within the timeout")
+                self._cv.notify_all()
+            self._proc.kill()
+            raise DeltatokError("DT_REQUEST_TIMEOUT", "deltatok serve took no request within %ss (stopped or overloaded); "
+                                "the client stopped it" % self.timeout) from None
         if during is not None:
             during()
-        resp = self._await(rid)
+        resp = self._await(rid, deadline)
         if "error" in resp:
             raise error_from_record(resp["error"])
         return resp.get("result")
 
-    def _await(self, rid: int) -> Dict[str, Any]:
+    def _write(self, data: bytes, deadline: Optional[float]) -> None:
+        if not self._select or deadline is None:
+            self._stdin.write(data)  # type: ignore[union-attr]
+            self._stdin.flush()  # type: ignore[union-attr]
+            return
+        fd = self._stdin.fileno()  # type: ignore[union-attr]
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise _Timeout()
+            n = os.write(fd, view[:65536])
+            view = view[n:]
+
+    def _readline(self, deadline: Optional[float]) -> bytes:
+        """One line of the server's output (b"" at its end); _Timeout past the deadline."""
+        if not self._select or deadline is None:
+            if self._buf:
+                # left over from reads with a deadline
+                while b"\n" not in self._buf[self._scan:]:
+                    self._scan = len(self._buf)
+                    chunk = os.read(self._stdout.fileno(), _READ)  # type: ignore[union-attr]
+                    if not chunk:
+                        break
+                    self._buf += chunk
+                return self._take()
+            return self._stdout.readline()  # type: ignore[union-attr]
+        fd = self._stdout.fileno()  # type: ignore[union-attr]
+        while True:
+            i = self._buf.find(b"\n", self._scan)
+            if i >= 0:
+                return self._take(i)
+            self._scan = len(self._buf)
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise _Timeout()
+            chunk = os.read(fd, _READ)
+            if not chunk:
+                return self._take()
+            self._buf += chunk
+
+    def _take(self, i: int = -1) -> bytes:
+        if i < 0:
+            i = self._buf.find(b"\n")
+            if i < 0:
+                i = len(self._buf) - 1
+        line = bytes(self._buf[:i + 1])
+        del self._buf[:i + 1]
+        self._scan = 0
+        return line
+
+    def _timed_out(self, rid: int) -> DeltatokError:
+        self._waiting.discard(rid)
+        return DeltatokError("DT_REQUEST_TIMEOUT", "no answer from deltatok serve within %ss (stopped or overloaded); the call "
+                             "failed and is not resent (its late answer is dropped)" % self.timeout)
+
+    def _await(self, rid: int, deadline: Optional[float] = None) -> Dict[str, Any]:
         with self._cv:
             while True:
                 if rid in self._answers:
@@ -128,15 +230,33 @@ class StdioTransport(Transport):
                 if not self._reading:
                     self._reading = True
                     break
-                self._cv.wait()
+                if deadline is None:
+                    self._cv.wait()
+                else:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise self._timed_out(rid)
+                    self._cv.wait(left)
         # this thread reads for everyone until its own answer arrives
         try:
             while True:
-                raw = self._stdout.readline()  # type: ignore[union-attr]
+                try:
+                    raw = self._readline(deadline)
+                except _Timeout:
+                    with self._cv:
+                        raise self._timed_out(rid) from None
                 if not raw:
                     raise EOFError("deltatok serve closed its output")
-                resp = json.loads(raw)
-                got = resp.get("id") if isinstance(resp, dict) else None
+                try:
+                    parsed = json.loads(raw)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict) and "id" in parsed and "result" not in parsed and "error" not in parsed:
+                    # a malformed answer to one request: that request fails, the pipe goes on
+                    parsed = {"id": parsed["id"], "error": {"code": "DT_BAD_RESPONSE", "message": "deltatok serve answered without a result or an error: %.200r" % (parsed,)}}
+                # anything else that is not an envelope leaves the pipe unreadable: every waiter fails
+                resp = _answer(parsed, "deltatok serve")
+                got = resp.get("id")
                 if got == rid:
                     with self._cv:
                         self._waiting.discard(rid)
@@ -145,6 +265,14 @@ class StdioTransport(Transport):
                     if got in self._waiting:
                         self._answers[got] = resp
                         self._cv.notify_all()
+        except DeltatokError as e:
+            if e.code == "DT_REQUEST_TIMEOUT":
+                raise
+            with self._cv:
+                if self._failure is None:
+                    self._failure = e
+                self._waiting.discard(rid)
+            raise
         except BaseException as e:  # noqa: BLE001 - the pipe is gone for every waiter
             with self._cv:
                 if self._failure is None:
@@ -167,6 +295,8 @@ class StdioTransport(Transport):
         if code is not None and code != 0 and self._last_error is not None:
             # the server could not start (or died of a fatal error): its own code
             return error_from_record(self._last_error)
+        if isinstance(self._failure, DeltatokError):
+            return self._failure
         why = "" if self._failure is None or isinstance(self._failure, EOFError) else " (%s)" % self._failure
         return DeltatokError("DT_CLOSED", "deltatok serve (%s) exited%s without answering%s; its stderr says why"
                              % (" ".join(self.command), "" if code is None else " with code %d" % code, why))
@@ -273,11 +403,10 @@ class HttpTransport(Transport):
             if r.status in (502, 503, 504):
                 # a proxy's own answer (deploy/nginx): no instance behind it answered
                 raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
-            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
-        if isinstance(resp, dict) and "error" in resp:
+            raise DeltatokError("DT_BAD_RESPONSE", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
+        resp = _answer(resp, "HTTP %d from %s" % (r.status, self.url))
+        if "error" in resp:
             raise error_from_record(resp["error"])
-        if not isinstance(resp, dict) or "result" not in resp:
-            raise DeltatokError("DT_INTERNAL", "HTTP %d from %s without a result" % (r.status, self.url))
         return resp["result"]
 
     def close(self) -> int:

@@ -24,7 +24,8 @@ from ._errors import DeltatokError, error_from_record
 from ._ops import PlanGen, arun, arun_many, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._tokenizer import DeltatokTokenizer, engine_args, split_options
-from ._transport import HttpTransport
+from ._errors import NOT_FOUND_HELP, DeltatokNotFoundError
+from ._transport import DEFAULT_TIMEOUT, HttpTransport, _answer, _envelope
 
 __all__ = ["AsyncDeltatokClient", "AsyncDeltatokHttpClient", "AsyncAutoTokenizer", "AsyncDeltatokTokenizer"]
 
@@ -118,16 +119,24 @@ class AsyncDeltatokClient(_AsyncBase):
         self._failure: Optional[BaseException] = None
         self._closed = False
         self.prefixes = None
+        self.timeout: Optional[float] = DEFAULT_TIMEOUT
 
     @classmethod
     async def start(cls, args: Sequence[str] = (), command: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None,
-                    incremental: bool = True, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES) -> "AsyncDeltatokClient":
+                    incremental: bool = True, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES,
+                    timeout: Optional[float] = DEFAULT_TIMEOUT) -> "AsyncDeltatokClient":
+        """`timeout`: seconds a call waits for its answer (None: forever); past it the call raises
+        DT_REQUEST_TIMEOUT and is not resent, the client stays usable (a late answer is dropped)."""
         self = cls()
         cmd = list(command) if command is not None else find_command(environ=env)
         self.command = cmd + ["serve"] + list(args)
+        self.timeout = timeout
         self.prefixes = PrefixTable(max_conversations, max_bytes) if incremental else None
-        self._proc = await asyncio.create_subprocess_exec(*self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                          env=dict(env) if env is not None else None, limit=_LINE_LIMIT)
+        try:
+            self._proc = await asyncio.create_subprocess_exec(*self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                              env=dict(env) if env is not None else None, limit=_LINE_LIMIT)
+        except OSError as e:
+            raise DeltatokNotFoundError("cannot run the deltatok command line %r: %s. %s" % (" ".join(cmd), e, NOT_FOUND_HELP), "command") from None
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         return self
 
@@ -138,8 +147,14 @@ class AsyncDeltatokClient(_AsyncBase):
                 raw = await self._proc.stdout.readline()
                 if not raw:
                     raise EOFError("deltatok serve closed its output")
-                resp = json.loads(raw)
-                fut = self._futures.pop(resp.get("id"), None) if isinstance(resp, dict) else None
+                try:
+                    parsed = json.loads(raw)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict) and "id" in parsed and "result" not in parsed and "error" not in parsed:
+                    parsed = {"id": parsed["id"], "error": {"code": "DT_BAD_RESPONSE", "message": "deltatok serve answered without a result or an error"}}
+                resp = _answer(parsed, "deltatok serve")
+                fut = self._futures.pop(resp.get("id"), None)
                 if fut is not None and not fut.done():
                     fut.set_result(resp)
         except BaseException as e:  # noqa: BLE001 - every waiter learns the pipe is gone
@@ -147,21 +162,27 @@ class AsyncDeltatokClient(_AsyncBase):
             futures, self._futures = self._futures, {}
             for f in futures.values():
                 if not f.done():
-                    f.set_exception(DeltatokError("DT_CLOSED", "deltatok serve (%s) exited without answering; its stderr says why" % " ".join(self.command)))
+                    f.set_exception(e if isinstance(e, DeltatokError) else
+                                    DeltatokError("DT_CLOSED", "deltatok serve (%s) exited without answering; its stderr says why" % " ".join(self.command)))
 
     async def acall(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
         if self._closed or self._failure is not None or self._proc is None or self._proc.stdin is None:
             raise DeltatokError("DT_CLOSED", "the client is closed" if self._closed else "deltatok serve is not running")
         rid = next(self._ids)
+        line = _envelope(rid, method, params)
         fut: "asyncio.Future[Dict[str, Any]]" = asyncio.get_running_loop().create_future()
         self._futures[rid] = fut
         try:
-            self._proc.stdin.write((json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n").encode("utf-8"))
-            await self._proc.stdin.drain()
+            self._proc.stdin.write(line)
+            await asyncio.wait_for(self._proc.stdin.drain(), self.timeout)
+            resp = await asyncio.wait_for(asyncio.shield(fut), self.timeout)
+        except asyncio.TimeoutError:  # before OSError: from Python 3.11 it is the builtin TimeoutError, an OSError
+            self._futures.pop(rid, None)
+            raise DeltatokError("DT_REQUEST_TIMEOUT", "no answer from deltatok serve within %ss (stopped or overloaded); the call failed and "
+                                "is not resent (its late answer is dropped)" % self.timeout) from None
         except (BrokenPipeError, ConnectionResetError, OSError) as e:
             self._futures.pop(rid, None)
             raise DeltatokError("DT_CLOSED", "deltatok serve is not running: %s" % e)
-        resp = await fut
         if "error" in resp:
             raise error_from_record(resp["error"])
         return resp.get("result")
@@ -240,7 +261,7 @@ class AsyncDeltatokTokenizer:
     async def apply_chat_template(self, conversation: Any, tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
                                   add_generation_prompt: bool = False, continue_final_message: Any = False, tokenize: bool = True,
                                   padding: Any = False, truncation: Any = False, max_length: Optional[int] = None, return_tensors: Any = None,
-                                  return_dict: bool = False, return_assistant_tokens_mask: bool = False,
+                                  return_dict: Optional[bool] = None, return_assistant_tokens_mask: bool = False,
                                   tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
         req = self._tok.chat_request(conversation, tools, documents, chat_template, add_generation_prompt, continue_final_message, tokenize,
                                      padding, truncation, max_length, return_tensors, return_dict, return_assistant_tokens_mask,
@@ -320,7 +341,7 @@ class AsyncAutoTokenizer:
             client = await AsyncDeltatokClient.start(engine_args(os.fspath(pretrained_model_name_or_path), dt), command=dt.get("command"), env=env,
                                                      incremental=dt.get("incremental", True),
                                                      max_conversations=dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS),
-                                                     max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES))
+                                                     max_bytes=dt.get("max_bytes", DEFAULT_MAX_BYTES), timeout=dt.get("timeout", DEFAULT_TIMEOUT))
         try:
             info = await client.tokenizer_info()
             tokens = await client.vocab()

@@ -31,11 +31,13 @@ def read_tokens(path: str) -> Iterator[Dict[str, Any]]:
 def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
     """Reads `deltatok rollout --format binary` output: yields one dict per conversation,
     {"id", "sequences", "splits", "drift"}, each sequence with "ids" (array('I')), "mask"
-    (array('B'), 1 on completion tokens: the loss mask), "logprobs" (array('f'), NaN where a
+    (array('B'), 1 on completion tokens: the loss mask), "logprobs" (array('d'), float64 as the
+    sampler gave them — array('f') in files written before float64 — NaN where a
     token has none, or None when no completion of the sequence carried logprobs) and "turns";
     or the {"id", "line", "error"} record of a conversation that failed. The arrays go to
     torch.tensor / numpy.asarray as they are."""
-    data, index = _open(path, b"DTROLL01", "rollout")
+    data, index = _open(path, (b"DTROLL02", b"DTROLL01"), "rollout")
+    lp_code = "d" if data[:8] == b"DTROLL02" else "f"
     for rec in index["records"]:
         if "error" in rec:
             yield rec
@@ -47,7 +49,7 @@ def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
             sequences.append({
                 "ids": _values(data, "I", q["offset"], n),
                 "mask": _values(data, "B", q["mask_offset"], n),
-                "logprobs": None if lp is None else _values(data, "f", lp, n),
+                "logprobs": None if lp is None else _values(data, lp_code, lp, n),
                 "turns": q["turns"],
             })
         yield {"id": rec["id"], "sequences": sequences, "splits": rec["splits"], "drift": rec["drift"]}
@@ -55,7 +57,7 @@ def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
 
 def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     """One sequence of a rollout answered as JSON (`tokenize_rollout`) in read_rollouts' form:
-    "ids" array('I'), "mask" array('B') from its completion ranges, "logprobs" array('f') with
+    "ids" array('I'), "mask" array('B') from its completion ranges, "logprobs" array('d') with
     NaN where the JSON has null (or None), and its "turns"."""
     ids = array("I", sequence["ids"])
     mask = array("B", bytes(len(ids)))
@@ -64,15 +66,15 @@ def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
             mask[i] = 1
     lps: Optional[array] = None
     if sequence.get("logprobs") is not None:
-        lps = array("f", (float("nan") if x is None else x for x in sequence["logprobs"]))
+        lps = array("d", (float("nan") if x is None else x for x in sequence["logprobs"]))
     return {"ids": ids, "mask": mask, "logprobs": lps, "turns": sequence["turns"]}
 
 
-def _open(path: str, magic: bytes, what: str):
+def _open(path: str, magic: Any, what: str):
     """The file's bytes and its JSON index (at the offset the last 8 bytes give)."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:8] != magic or len(data) < 16:
+    if data[:8] not in (magic if isinstance(magic, tuple) else (magic,)) or len(data) < 16:
         raise ValueError("%s is not a deltatok %s file" % (path, what))
     (at,) = struct.unpack_from("<Q", data, len(data) - 8)
     return data, json.loads(data[at:len(data) - 8].decode("utf-8"))
