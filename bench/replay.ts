@@ -35,12 +35,18 @@ function promptOptions(c: Conversation, o: ReplayBenchOptions): PromptOptions {
   return { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, parse_tool_arguments: o.parseToolArguments };
 }
 
-/** ISL of every request; returns seconds, request count, token total and stats. */
+/** User + system CPU seconds of a `process.cpuUsage(start)` difference (this thread and V8's helpers). */
+function cpuSeconds(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1e6;
+}
+
+/** ISL of every request; returns seconds (wall and CPU), request count, token total and stats. */
 function timeReplay(dt: Deltatok, convs: Conversation[], o: ReplayBenchOptions) {
   let requests = 0;
   let tokens = 0;
   let errors = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (const c of convs) {
     const opts = promptOptions(c, o);
     for (const k of assistantIndices(c.messages)) {
@@ -53,7 +59,8 @@ function timeReplay(dt: Deltatok, convs: Conversation[], o: ReplayBenchOptions) 
     }
   }
   const seconds = (performance.now() - t0) / 1000;
-  return { seconds, requests, tokens, errors, stats: dt.stats() };
+  const cpu = cpuSeconds(process.cpuUsage(c0));
+  return { seconds, cpu, requests, tokens, errors, stats: dt.stats() };
 }
 
 export async function replayBench(o: ReplayBenchOptions): Promise<Record<string, unknown>> {
@@ -75,8 +82,10 @@ export async function replayBench(o: ReplayBenchOptions): Promise<Record<string,
   timeReplay(warm, convs.slice(0, Math.min(3, convs.length)), o);
   let limitTokens = 0;
   const tLimit = performance.now();
+  const cLimit = process.cpuUsage();
   for (const text of finals) limitTokens += warm.countText(text);
   const limitSeconds = (performance.now() - tLimit) / 1000;
+  const limitCpu = cpuSeconds(process.cpuUsage(cLimit));
 
   const inc = timeReplay(await Deltatok.create({ ...o.engine, mode: "incremental" }), convs, o);
   const full = o.full ? timeReplay(await Deltatok.create({ ...o.engine, mode: "full" }), convs, o) : null;
@@ -90,9 +99,10 @@ export async function replayBench(o: ReplayBenchOptions): Promise<Record<string,
     request_errors: inc.errors,
     isl_tokens: inc.tokens,
     load_s: r3(loadSeconds),
-    limit: { seconds: r3(limitSeconds), tokens: limitTokens, what: "one encode of each final conversation" },
+    limit: { seconds: r3(limitSeconds), cpu_s: r3(limitCpu), tokens: limitTokens, what: "one encode of each final conversation" },
     incremental: {
       seconds: r3(inc.seconds),
+      cpu_s: r3(inc.cpu),
       render_s: r3(inc.stats.renderMs / 1000),
       tokenize_s: r3(inc.stats.tokenizeMs / 1000),
       reuse_ratio: r3(inc.stats.tokensReused / Math.max(1, inc.stats.tokensReused + inc.stats.tokensEncoded)),
@@ -101,6 +111,7 @@ export async function replayBench(o: ReplayBenchOptions): Promise<Record<string,
     full: full === null ? null : { seconds: r3(full.seconds), render_s: r3(full.stats.renderMs / 1000), tokenize_s: r3(full.stats.tokenizeMs / 1000) },
     ratios: {
       incremental_over_limit: r3(inc.seconds / limitSeconds),
+      incremental_over_limit_cpu: r3(inc.cpu / limitCpu),
       full_over_incremental: full === null ? null : r3(full.seconds / inc.seconds),
       full_over_limit: full === null ? null : r3(full.seconds / limitSeconds),
     },

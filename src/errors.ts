@@ -14,7 +14,7 @@ export const ERROR_CODES = {
   DT_TOKENIZER_INVALID: "a tokenizer file (tokenizer.json, tokenizer_config.json, a tiktoken rank file, tekken.json, a SentencePiece model) is unreadable or malformed",
   DT_TOKENIZER_TOO_LARGE: "a tokenizer file is larger than its reader's size limit (checked before it is read)",
   DT_TOKENIZER_AMBIGUOUS: "a tokenizer directory holds several candidate files of one kind and nothing says which one to use",
-  DT_TOKENIZER_UNSUPPORTED: "a tokenizer file uses a format or feature deltatok does not implement (a SentencePiece WORD or CHAR model; a tokenizer.json component deltatok's encoder lacks when its fallback library, the optional dependency @huggingface/tokenizers, is not installed)",
+  DT_TOKENIZER_UNSUPPORTED: "a tokenizer file uses a format or feature deltatok does not implement (a SentencePiece Unigram, WORD or CHAR model; a tokenizer.json component deltatok's encoder lacks when its fallback library, the optional dependency @huggingface/tokenizers, is not installed)",
   DT_TOKENIZER_PATTERN_MISSING: "a tiktoken rank file has no pre-tokenizer pattern: none in tokenizer_config.json, none in a tokenization_*.py, no known family (pass --pattern)",
   DT_TEMPLATE_NOT_FOUND: "no chat template: none in the tokenizer files and none given, or the named one is missing",
   DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",

@@ -61,6 +61,7 @@ test("an unimplemented component loads on the library's stock pipeline, loudly",
     assert.equal(loaded.patterns.exact, false);
     const rust = rustTokenizerFile(join(dir, "tokenizer.json"));
     for (const text of ["Hello worlds !", "hello, the worlds!", "HELLO world unknown"]) assert.deepEqual(loaded.tokenizer.encode(text), await rustIds(rust, text), text);
+    assert.equal(loaded.tokenizer.decode([]), "", "no ids decode to nothing, as in the Rust crate");
 
     const dt = await Deltatok.create({ tokenizer: dir, renderer: TEST_RENDERER, date: "2026-11-30" });
     assert.deepEqual(dt.tokenizerEngine, { engine: "fallback", unsupported: "model.type WordPiece" });

@@ -72,6 +72,13 @@ export interface DeltatokOptions {
    * @defaultValue "qwen3"
    */
   tokenizer?: string;
+  /**
+   * The pre-tokenizer pattern of a tiktoken rank file (tiktoken's `pat_str`): wins over the
+   * directory's tokenizer_config.json, `tokenization_*.py` and the family table. Refused for any
+   * other tokenizer format.
+   * @defaultValue undefined (the directory's own pattern)
+   */
+  pattern?: string;
   /** Chat template source that replaces the tokenizer's own templates. */
   chatTemplate?: string;
   /** A file holding the chat template (`.jinja`, or `.json` with a `chat_template` field). */
@@ -181,6 +188,7 @@ export type MessageOptions = Pick<PromptOptions, "chat_template" | "chat_templat
 
 export interface ResolvedOptions {
   readonly tokenizer: string;
+  readonly pattern: string | undefined;
   readonly chatTemplate: string | undefined;
   readonly chatTemplateFile: string | undefined;
   readonly date: Date | null;
@@ -218,6 +226,7 @@ function optionError(path: string, message: string): DeltatokError {
  */
 const ENGINE_KEYS = {
   tokenizer: true,
+  pattern: true,
   chatTemplate: true,
   chatTemplateFile: true,
   date: true,
@@ -424,6 +433,8 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
     return v as string | undefined;
   };
   const tokenizer = str("tokenizer") ?? DEFAULTS.tokenizer;
+  const pattern = str("pattern");
+  if (pattern === "") throw optionError("pattern", "must be a non-empty string");
   const chatTemplate = str("chatTemplate");
   const chatTemplateFile = str("chatTemplateFile");
   if (chatTemplate !== undefined && chatTemplateFile !== undefined) {
@@ -473,6 +484,7 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
   const templateBudget = resolveBudget(o.templateBudget);
   return Object.freeze({
     tokenizer,
+    pattern,
     chatTemplate,
     chatTemplateFile,
     date,

@@ -53,8 +53,10 @@ conversation is messages[:k] + generation prompt, for every assistant message k.
 
 Options:
   --tokenizer NAME|DIR|ID      bundled name (qwen3, deepseek_v3, llama3_1, gemma3, gptoss), a
-                               directory with tokenizer.json, or a model id in the HF hub cache
-                               (default qwen3)
+                               directory with tokenizer.json (or a tiktoken rank file, tekken.json,
+                               a SentencePiece tokenizer.model), a model id in the HF hub cache, or
+                               an OpenAI encoding on this machine (o200k_base…) (default qwen3)
+  --pattern REGEX              pre-tokenizer pattern of a tiktoken rank file (over its own)
   --template FILE              chat template (.jinja, or .json with "chat_template")
   --chat-template-kwargs JSON  extra template variables, e.g. '{"enable_thinking":false}'
   --date YYYY-MM-DD            date seen by strftime_now (default: today)
@@ -106,6 +108,7 @@ stderr, exit 143 / 130. A second signal kills at once.
 const OPTIONS = {
   tokenizer: { type: "string" },
   template: { type: "string" },
+  pattern: { type: "string" },
   "chat-template-kwargs": { type: "string" },
   date: { type: "string" },
   "parse-tool-arguments": { type: "boolean" },
@@ -158,6 +161,7 @@ function engineOptions(v: Values): DeltatokOptions {
   const o: DeltatokOptions = {};
   if (v.tokenizer !== undefined) o.tokenizer = v.tokenizer;
   if (v.template !== undefined) o.chatTemplateFile = v.template;
+  if (v.pattern !== undefined) o.pattern = v.pattern;
   if (v.date !== undefined) o.date = v.date;
   if (v.mode !== undefined) {
     if (v.mode !== "incremental" && v.mode !== "full") throw new UsageError(`--mode must be incremental or full, got ${v.mode}`);
@@ -251,6 +255,7 @@ async function shardOutput(command: ShardCommand, file: string, spec: ShardSpec,
   const today = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
   const settings: Record<string, unknown> = {
     tokenizer: v.tokenizer ?? DEFAULTS.tokenizer,
+    ...(v.pattern === undefined ? {} : { pattern: v.pattern }),
     template,
     date: v.date ?? today,
     mode: v.mode ?? DEFAULTS.mode,

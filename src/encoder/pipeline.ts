@@ -5,7 +5,8 @@
  *
  * 1. cut the text at the added tokens matched on the raw text (added-vocabulary.ts);
  * 2. normalize each section between them on its own (normalize/);
- * 3. cut each normalized section at the added tokens matched after normalization;
+ * 3. cut each normalized section at the added tokens matched after normalization (first, for a
+ *    format whose loader cuts long texts, at its cuts: each part goes on alone);
  * 4. pre-tokenize each remaining piece (pretokenize/stages.ts), depth first;
  * 5. run the model on each pre-token (model/bpe.ts), appending ids to one U32List.
  *
@@ -25,8 +26,15 @@ import type { PieceSink } from "./pretokenize/stages.js";
 import type { Encoder } from "./types.js";
 import { U32List } from "./u32-list.js";
 
+/** Cuts of `text[s, e)` a format's loader makes before pre-tokenizing (absolute offsets, covering it), or null for none. */
+export type SectionCuts = (text: string, s: number, e: number) => Array<[number, number]> | null;
+
 export interface PipelineParts {
   readonly added: readonly AddedTokenDef[];
+  /** Tokens known by id and text but never matched in text (after `added` in lookups). */
+  readonly unmatched?: readonly AddedTokenDef[];
+  /** Cuts inside each section, after its normalization (Kimi's long-text rule), or null. */
+  readonly sectionCuts?: SectionCuts | null;
   readonly raw: AddedMatcher;
   readonly normalizedSet: AddedMatcher;
   readonly normalize: Normalize | null;
@@ -55,6 +63,7 @@ export class Pipeline implements Encoder {
   readonly #addedById = new Map<number, AddedTokenDef>();
   readonly #addedByContent = new Map<string, number>();
   readonly #pretokenize: PieceSink;
+  readonly #cuts: SectionCuts | null;
   #out: U32List = new U32List(16);
   #text = "";
   readonly #scratch = new U32List(1024);
@@ -68,10 +77,11 @@ export class Pipeline implements Encoder {
     this.#normSet = p.normalizedSet;
     this.#normalize = p.normalize;
     this.#decoder = p.decoder;
-    for (const t of p.added) {
+    for (const t of [...p.added, ...(p.unmatched ?? [])]) {
       if (!this.#addedById.has(t.id)) this.#addedById.set(t.id, t);
       if (!this.#addedByContent.has(t.content)) this.#addedByContent.set(t.content, t.id);
     }
+    this.#cuts = p.sectionCuts ?? null;
     const model = p.model;
     const chain = p.chain((text, s, e) => model.tokenize(text, s, e, this.#out));
     const scanner = p.scanner;
@@ -124,6 +134,16 @@ export class Pipeline implements Encoder {
       b = str.length;
       if (b === 0) return;
     }
+    const cuts = this.#cuts === null ? null : this.#cuts(str, a, b);
+    if (cuts !== null) {
+      for (const [cs, ce] of cuts) this.#part(str, cs, ce, origin && cs === a);
+      return;
+    }
+    this.#part(str, a, b, origin);
+  }
+
+  /** A normalized section, or one part of it: cut at normalized added tokens, pre-tokenize. */
+  #part(str: string, a: number, b: number, origin: boolean): void {
     if (this.#normSet.empty) {
       this.#pretokenize(str, a, b, origin);
       return;

@@ -53,6 +53,8 @@ class LibraryEncoder implements Encoder {
   }
 
   decode(ids: ArrayLike<number>): string {
+    // the library refuses an empty list; the Rust crate decodes it to ""
+    if (ids.length === 0) return "";
     return this.#tok.decode(Array.from(ids), { skip_special_tokens: false, clean_up_tokenization_spaces: false });
   }
 

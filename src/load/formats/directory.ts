@@ -35,7 +35,9 @@ import {
   familySpecialTokens,
   hasRank,
   identifyTiktokenFamily,
+  TIKTOKEN_FAMILIES,
   type TiktokenFamily,
+  type TiktokenFamilyName,
   type TiktokenSpecialToken,
 } from "./tiktoken-families.js";
 import { MAX_TIKTOKEN_RANK_BYTES, readTiktokenRanks, type TiktokenRanks } from "./tiktoken-ranks.js";
@@ -94,7 +96,7 @@ export async function detectTokenizerFormats(dir: string, options: DetectOptions
   if (candidates.length === 0) {
     throw new DeltatokError(
       "DT_TOKENIZER_NOT_FOUND",
-      `${dir} holds no tokenizer file (tokenizer.json, tekken.json, tiktoken.model, *.tiktoken or tokenizer.model)`,
+      `${dir} holds no tokenizer file: ${join(dir, "tokenizer.json")} not found, nor tekken.json, tiktoken.model, *.tiktoken or tokenizer.model`,
     );
   }
   const preferred = options.prefer === undefined ? undefined : candidates.find((c) => c.format === options.prefer);
@@ -223,6 +225,17 @@ async function readTiktokenDirectory(dir: string, file: string, override: string
           .map(([id, text]) => ({ id, text }))
           .sort((a, b) => a.id - b.id);
   return { format: "tiktoken", file, ranks, pattern, family, specialTokens, kimiChunks: family?.family.kimiChunks === true };
+}
+
+/**
+ * An OpenAI encoding's rank file (openai-encodings.ts found it and checked its hash): the family's
+ * pattern (or `override`) and its fixed special tokens.
+ */
+export function readTiktokenEncoding(name: TiktokenFamilyName, bytes: Uint8Array, file: string, override: string | null): TiktokenDirectory {
+  const ranks = readTiktokenRanks(bytes, file);
+  const family = { family: TIKTOKEN_FAMILIES[name], reason: `the encoding ${name} by name` };
+  const pattern = resolveTiktokenPattern({ override, tokenizerConfig: null, pythonSources: [], family, dir: file });
+  return { format: "tiktoken", file, ranks, pattern, family, specialTokens: familySpecialTokens(family.family, ranks, null, file), kimiChunks: false };
 }
 
 /** tokenizer_config.json's `auto_map.AutoTokenizer` slow class (first entry), if any. */

@@ -34,7 +34,7 @@ __all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
 SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 #: from_pretrained options of deltatok itself (the rest are transformers' and are checked).
-DELTATOK_OPTIONS = ("date", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
+DELTATOK_OPTIONS = ("date", "pattern", "workers", "cache_mb", "max_prompt_chars", "renderer", "serve_args", "command", "env", "url", "server_token",
                     "timeout", "incremental", "max_conversations", "max_bytes", "split_batches", "client", "chat_template_kwargs", "parse_tool_arguments",
                     "_whole_args")
 #: transformers options that change nothing here (nothing is downloaded, no remote code runs).
@@ -604,7 +604,7 @@ def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
     if options.get("_whole_args"):
         return [str(a) for a in options.get("serve_args") or ()]
     args = ["--tokenizer", str(name_or_path)]
-    for key, flag in (("date", "--date"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
+    for key, flag in (("date", "--date"), ("pattern", "--pattern"), ("workers", "--workers"), ("cache_mb", "--cache-mb"), ("max_prompt_chars", "--max-prompt-chars"),
                       ("renderer", "--renderer")):
         if options.get(key) is not None:
             args += [flag, str(options[key])]
