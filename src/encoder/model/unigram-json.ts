@@ -30,6 +30,8 @@ import { PieceMemo } from "./piece-memo.js";
 import { serdeJsonF64 } from "./serde-float.js";
 
 const UNK_PENALTY = 10;
+/** Best-path arrays longer than this many positions are dropped after the text (16 bytes each). */
+const KEEP_POSITIONS = 1 << 20;
 
 /** What a Unigram model is built from, after its file was read. */
 export interface UnigramSource {
@@ -237,6 +239,12 @@ export class UnigramModel {
       end = start;
     }
     out.data.subarray(first, out.length).reverse();
+    if (this.#bestScore.length > KEEP_POSITIONS) {
+      this.#bestScore = new Float64Array(256);
+      this.#bestStart = new Int32Array(256);
+      this.#bestId = new Int32Array(256);
+      this.#bytes = new Uint8Array(256);
+    }
   }
 
   /** A fused unknown string bytes[a, b): its piece, else its byte pieces, else unk_id; pushed in reverse. */
