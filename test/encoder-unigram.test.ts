@@ -3,7 +3,8 @@
  * the Rust binding (npm `tokenizers`): the SentencePiece Unigram fixtures as transformers 5
  * converts them (Precompiled normalizer included) on the corpora and hostile texts, small
  * vocabularies built for ties, unknown runs and partial byte fallback, scores that serde_json
- * reads one ULP off, and the shared tables a worker rebuilds from.
+ * reads one ULP off, the shared tables a worker rebuilds from, and a Unigram tokenizer.json as
+ * transformers saves it, loaded as a directory, against transformers' ids for that directory.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,7 +15,9 @@ import { buildEncoder, encoderFromShared, type EncoderJson } from "../src/encode
 import { serdeJsonF64 } from "../src/encoder/model/serde-float.js";
 import { readSentencePieceModel } from "../src/load/formats/sentencepiece-model.js";
 import { sentencePieceToTokenizerJson } from "../src/load/formats/spm-to-tokenizer-json.js";
-import { formatFixturePath, formatTexts } from "./helpers/format-fixtures.js";
+import { loadTokenizer, shareTokenizer } from "../src/load/index.js";
+import { coreFromShared } from "../src/load/shared-core.js";
+import { compareExpectations, formatFixturePath, formatTexts, readFormatJson, type Expectations } from "./helpers/format-fixtures.js";
 import type { RustTokenizer } from "./helpers/rust.js";
 
 const { Tokenizer } = createRequire(import.meta.url)("tokenizers") as { Tokenizer: { fromString(s: string): RustTokenizer } };
@@ -57,6 +60,25 @@ for (const name of MODELS) {
     assert.equal(differ, 0, `${differ} texts differ, e.g. ${first.join(", ")}`);
   });
 }
+
+test("a Unigram tokenizer.json as transformers 5 saves it (unigram-json/): loads on deltatok's encoder; ids and decode equal transformers' AutoTokenizer over that directory", async () => {
+  const loaded = await loadTokenizer(formatFixturePath("unigram-json"));
+  const enc = loaded.tokenizer;
+  assert.equal(enc.engine, "deltatok");
+  const expect = readFormatJson<{ encode: Expectations }>("unigram-json", "expect.json");
+  const problems = compareExpectations(formatTexts(), expect.encode, (text) => {
+    const ids = enc.encode(text);
+    return { ids, decoded: enc.decode(ids) };
+  }, { decoded: true });
+  assert.deepEqual(problems.slice(0, 10), [], `${problems.length} mismatches`);
+  const vocab = loaded.tokenizerJson.model["vocab"] as Array<[string, number]>;
+  const file = JSON.parse(readFileSync(formatFixturePath("unigram-json", "tokenizer.json"), "utf8")) as { model: { vocab: Array<[string, number]> } };
+  assert.deepEqual(vocab, file.model.vocab, "model.vocab as listed");
+  // a worker's core: the vocabulary made from the shared tables, scores as listed
+  const core = coreFromShared(await shareTokenizer(formatFixturePath("unigram-json")));
+  assert.deepEqual(core.tokenizerJson.model["vocab"], file.model.vocab);
+  assert.deepEqual(core.tokenizer.encode(formatTexts().corpus[0] as string), enc.encode(formatTexts().corpus[0] as string));
+});
 
 /** mulberry32: a fixed-seed generator. */
 function rng(seed: number): () => number {
