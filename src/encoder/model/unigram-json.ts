@@ -16,8 +16,12 @@
  *   the vocabulary (a piece listed twice answers its last id); a string it lacks becomes its
  *   bytes' `<0xXX>` pieces with `byte_fallback` (all of them present), else `unk_id`.
  *
- * Tables: the pieces, their ids by bytes and their scores live in SharedArrayBuffers (the BPE
- * tables without merges, plus `scores`); the byte trie of the pieces is built per thread from them.
+ * Tables, all in SharedArrayBuffers built once: the pieces and their ids by bytes (the BPE tables
+ * without merges), the scores, and a set of the FNV-1a hashes of every piece's proper prefixes.
+ * The candidates at a position are found by extending the byte string one byte at a time with
+ * its running hash: a length whose hash is a piece's is looked up, and the walk stops at the first
+ * length no piece extends (a hash collision only costs a probe more; a piece is always verified
+ * byte for byte), so nothing is rebuilt per thread.
  *
  * Layer: encoder.
  */
@@ -25,7 +29,6 @@
 import { DeltatokError } from "../../errors.js";
 import type { U32List } from "../u32-list.js";
 import { BpeTables, BpeTablesError, buildBpeTables, type BpeTableBuffers } from "./bpe-tables.js";
-import { ByteTrie } from "./byte-trie.js";
 import { PieceMemo } from "./piece-memo.js";
 import { serdeJsonF64 } from "./serde-float.js";
 
@@ -49,6 +52,22 @@ export interface UnigramTableBuffers {
   readonly tables: BpeTableBuffers;
   /** Float64 × 2 × pieces: the scores as listed, then as the crate computes with them. */
   readonly scores: SharedArrayBuffer;
+  /** Uint32 open-addressing set (a power of two long, 0 = empty) of the hashes of every piece's proper prefixes. */
+  readonly prefixes: SharedArrayBuffer;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** A prefix hash as stored (0 marks an empty slot). */
+const stored = (h: number): number => (h === 0 ? 1 : h);
+
+function hasPrefix(set: Uint32Array, mask: number, h: number): boolean {
+  const v = stored(h);
+  for (let slot = Math.imul(v, 0x9e3779b1) >>> 0 & mask; ; slot = (slot + 1) & mask) {
+    const x = set[slot] as number;
+    if (x === v) return true;
+    if (x === 0) return false;
+  }
 }
 
 /** tokenizer.json's `model.vocab` of a Unigram model: `[[piece, score], …]`. */
@@ -81,6 +100,32 @@ export function buildUnigramTables(src: UnigramSource): UnigramTableBuffers {
     mergeFormat: "pairs",
   });
   const n = src.pieces.length;
+  // proper prefixes' hashes
+  const t = new BpeTables(tables);
+  let total = 0;
+  for (let id = 0; id < n; id++) total += (t.strStarts[id + 1] as number) - (t.strStarts[id] as number);
+  let cap = 16;
+  while (cap < total * 2) cap *= 2;
+  const prefixes = new SharedArrayBuffer(cap * 4);
+  const set = new Uint32Array(prefixes);
+  const mask = cap - 1;
+  for (let id = 0; id < n; id++) {
+    const s = t.strStarts[id] as number;
+    const e = t.strStarts[id + 1] as number;
+    let h = FNV_OFFSET;
+    for (let i = s; i < e - 1; i++) {
+      h = Math.imul(h ^ (t.strBytes[i] as number), FNV_PRIME);
+      const v = stored(h >>> 0);
+      for (let slot = Math.imul(v, 0x9e3779b1) >>> 0 & mask; ; slot = (slot + 1) & mask) {
+        const x = set[slot] as number;
+        if (x === v) break;
+        if (x === 0) {
+          set[slot] = v;
+          break;
+        }
+      }
+    }
+  }
   const buf = new SharedArrayBuffer(Math.max(8, n * 16));
   const view = new Float64Array(buf);
   for (let id = 0; id < n; id++) {
@@ -88,7 +133,7 @@ export function buildUnigramTables(src: UnigramSource): UnigramTableBuffers {
     view[id] = s;
     view[n + id] = src.serdeScores ? serdeJsonF64(s) : s;
   }
-  return Object.freeze({ format: "deltatok-unigram/1", tables, scores: buf });
+  return Object.freeze({ format: "deltatok-unigram/1", tables, scores: buf, prefixes });
 }
 
 export interface UnigramOptions {
@@ -106,7 +151,8 @@ export class UnigramModel {
   /** Scores as listed (views of the model), by id. */
   readonly listedScores: Float64Array;
   readonly #scores: Float64Array;
-  readonly #trie: ByteTrie;
+  readonly #prefixes: Uint32Array;
+  readonly #prefixMask: number;
   readonly #unkScore: number;
   readonly #byteIds: Int32Array | null;
   #bytes = new Uint8Array(256);
@@ -127,16 +173,8 @@ export class UnigramModel {
     let min = Infinity;
     for (let id = 0; id < n; id++) if ((this.#scores[id] as number) < min) min = this.#scores[id] as number;
     this.#unkScore = min - UNK_PENALTY;
-    // the trie of every piece, by its last id (the crate's token → id map)
-    const t = this.tables;
-    const keys: Uint8Array[] = [];
-    const ids: number[] = [];
-    for (let id = 0; id < n; id++) {
-      if (t.present[id] === 0) continue;
-      keys.push(t.strBytes.subarray(t.strStarts[id] as number, t.strStarts[id + 1] as number));
-      ids.push(id);
-    }
-    this.#trie = new ByteTrie(keys, ids);
+    this.#prefixes = new Uint32Array(buffers.prefixes);
+    this.#prefixMask = this.#prefixes.length - 1;
     if (options.byteFallback) {
       const b = new Int32Array(256);
       const hex = "0123456789ABCDEF";
@@ -191,7 +229,9 @@ export class UnigramModel {
     const bestId = this.#bestId;
     bestScore.fill(0, 0, size + 1);
     bestStart.fill(-1, 0, size + 1);
-    const trie = this.#trie;
+    const tables = this.tables;
+    const prefixes = this.#prefixes;
+    const prefixMask = this.#prefixMask;
     const scores = this.#scores;
     const unkId = this.options.unkId;
     const unkScore = this.#unkScore;
@@ -200,20 +240,22 @@ export class UnigramModel {
       const lead = bytes[at] as number;
       const mblen = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
       let single = false;
-      let node = 0;
+      let h = FNV_OFFSET;
       for (let p = at; p < size; ) {
-        node = trie.child(node, bytes[p] as number);
-        if (node < 0) break;
+        h = Math.imul(h ^ (bytes[p] as number), FNV_PRIME);
         p++;
-        const id = trie.value(node);
-        if (id < 0) continue;
-        const candidate = (scores[id] as number) + tillHere;
-        if ((bestStart[p] as number) < 0 || candidate > (bestScore[p] as number)) {
-          bestScore[p] = candidate;
-          bestStart[p] = at;
-          bestId[p] = id;
+        const id = tables.idOfUnitsHashed(bytes, at, p, h >>> 0);
+        if (id >= 0) {
+          const candidate = (scores[id] as number) + tillHere;
+          if ((bestStart[p] as number) < 0 || candidate > (bestScore[p] as number)) {
+            bestScore[p] = candidate;
+            bestStart[p] = at;
+            bestId[p] = id;
+          }
+          if (p - at === mblen) single = true;
         }
-        if (p - at === mblen) single = true;
+        // no piece is longer than this and starts the same way
+        if (!hasPrefix(prefixes, prefixMask, h >>> 0)) break;
       }
       if (!single) {
         const target = at + mblen;
