@@ -1,8 +1,8 @@
 /**
  * Context budgets: whether a prompt fits a token limit (`fits`), and which oldest turns to drop
  * so that it does (`trimToFit`). Both answer exactly what `countPrompt(...) <= limit` answers,
- * through the same incremental engine; the engine stops encoding once a prompt passes the limit
- * (IncrementalEngine.tokenizeWithin). DESIGN.md, "Context budgets", has the algorithm.
+ * through the same tokenize step; the splicer stops encoding once a prompt passes the limit
+ * (TokenSplicer.tokenizeWithin). DESIGN.md, "Context budgets", has the algorithm.
  */
 import { DeltatokError } from "../errors.js";
 import { SeamError, TokenEncoder, newBoundaries } from "../tokenize/encoder.js";
@@ -43,10 +43,10 @@ export interface BudgetHost {
   /**
    * countPrompt of messages and options read already, or null when it is over `limit`; `ref`, a
    * reference an earlier answer gave, whose text may end as this prompt's does (its ids are then
-   * reused). With a count, the reference of this prompt's snapshot.
+   * reused). With a count, the reference of this prompt's cached render.
    */
   within(messages: readonly unknown[], versions: readonly number[], options: PromptOptions, limit: number, ref?: unknown): { count: number; ref: unknown } | null;
-  /** Where trims are remembered across calls (per engine). */
+  /** Where trims are remembered across calls (per Deltatok). */
   memo: TrimMemo;
 }
 
@@ -168,7 +168,7 @@ export function trimPlan(messages: readonly unknown[], policy: TrimPolicy, keepF
 /**
  * trimToFit: the fewest units (of the plan) dropped, oldest first, for the prompt to fit `limit`:
  * the kept messages fit, and keeping one more unit (the newest one dropped) would not. Starts at
- * the unit where the last trim of this engine cut (the usual case in an agent loop: the kept
+ * the unit where the last trim of this Deltatok cut (the usual case in an agent loop: the kept
  * list extends the one counted last turn, so its count costs what was appended), gallops from
  * there, then bisects; every count is exact, and a candidate over the limit stops its encoding
  * once past it.
@@ -181,7 +181,7 @@ export function trimToFit(host: BudgetHost, messages: readonly unknown[], limit:
   const units = starts.length;
   const startOf = (d: number): number => (d < units ? (starts[d] as number) : tail);
   const counts = new Map<number, number | null>();
-  // the snapshot of the last candidate that fitted: every candidate ends with the same messages
+  // the cached render of the last candidate that fitted: every candidate ends with the same messages
   let ref: unknown = undefined;
   // `whole`: counted to the end even past the limit, so that it is cached and serves as `ref`
   const count = (d: number, whole = false): number | null => {

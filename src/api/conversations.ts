@@ -8,7 +8,7 @@
  * requests can never be spliced together by mistake. A request with a prefix and no `tools`
  * member uses the tools of the state it extends (tool schemas are often the largest part of a
  * request that does not change); `"tools": null` means no tools. A growing trajectory
- * then crosses the wire once, and the engine sees the same message objects turn after turn
+ * then crosses the wire once, and the Deltatok sees the same message objects turn after turn
  * (its per-object hashes and pointer-equal strings make reuse cheap). Unknown or evicted
  * prefixes are an error (DT_PREFIX_UNKNOWN) the client answers by resending everything; nothing
  * is guessed.

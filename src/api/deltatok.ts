@@ -101,7 +101,7 @@ interface TokenizeHow {
   readonly ids: boolean;
   /** Stop encoding once the count passes this (fits, trimToFit): null past it, nothing stored. */
   readonly limit?: number;
-  /** trimToFit's reference snapshot, whose text may end as this render does (engine.tokenizeWithin). */
+  /** trimToFit's reference cached render, whose text may end as this render does (TokenSplicer.tokenizeWithin). */
   readonly ref?: CachedRender | null;
   /** A render the caller made already (a trajectory's marked render), tokenized as a whole render. */
   readonly text?: string;
@@ -151,7 +151,7 @@ export class Deltatok {
   /** @internal The stage seam (api/stages.ts): triage observes each stage of a prompt request, tests make one wrong. */
   [STAGE_HOOKS]: StageHooks | null = null;
 
-  /** @internal One encode of a render with this engine's encoder, no cache (triage's "one encode"). */
+  /** @internal One encode of a render with this Deltatok's encoder, no cache (triage's "one encode"). */
   [ENCODE_WHOLE](text: string): Uint32Array {
     return Uint32Array.from(this.#encoder.encodeWhole(text));
   }
@@ -337,7 +337,7 @@ export class Deltatok {
 
   /**
    * countPrompt of a prepared prompt when at most `limit`, else null (encoding stops past the
-   * limit), with its snapshot (`ref`: one such snapshot, whose text may end as this one's).
+   * limit), with its cached render (`ref`: one such cached render, whose text may end as this one's).
    */
   #within(prepared: Prepared, limit: number, ref: unknown): { count: number; ref: unknown } | null {
     const r = this.#tokenizeWith(prepared, { ids: false, limit, ref: (ref ?? null) as CachedRender | null });
@@ -489,7 +489,7 @@ export class Deltatok {
   /**
    * A whole trajectory for RL: token ids, each message's token span, and the assistant mask
    * (see api/trajectory.ts for exactly which tokens count). `add_generation_prompt` defaults to
-   * false here (a finished trajectory). Ids come from the incremental engine, so a growing
+   * false here (a finished trajectory). Ids come through the splicer, so a growing
    * trajectory reuses its prefix. Needs the python renderer.
    */
   tokenizeTrajectory(messages: readonly unknown[], options?: PromptOptions): Trajectory {
@@ -505,7 +505,7 @@ export class Deltatok {
       const snaps = prepared.messages;
       const renderer = prepared.renderer;
       if (renderer.renderMarked === undefined) {
-        throw new DeltatokError("DT_INVALID_OPTION", `trajectory tokenization needs the python renderer (this engine uses ${renderer.kind})`, {
+        throw new DeltatokError("DT_INVALID_OPTION", `trajectory tokenization needs the python renderer (this Deltatok uses ${renderer.kind})`, {
           path: "options.renderer",
         });
       }
@@ -612,7 +612,7 @@ export class Deltatok {
       renderMarked: (prepared) => {
         const renderer = prepared.renderer;
         if (renderer.renderMarked === undefined) {
-          throw new DeltatokError("DT_INVALID_OPTION", `this needs the python renderer (this engine uses ${renderer.kind})`, { path: "options.renderer" });
+          throw new DeltatokError("DT_INVALID_OPTION", `this needs the python renderer (this Deltatok uses ${renderer.kind})`, { path: "options.renderer" });
         }
         const t0 = performance.now();
         try {

@@ -1,5 +1,5 @@
 /**
- * The engine's pipeline as the API's own modules see it (rollouts build on it): one validated
+ * The Deltatok's pipeline as the API's own modules see it (rollouts build on it): one validated
  * request at a time through render → cache → tokenize, with the time accounted as the public
  * methods account it. Internal: `Deltatok` hands it out to api/ modules only; it is not exported
  * from the package.
@@ -44,6 +44,6 @@ export interface Pipeline {
   generationPrompt(p: PromptOptions): string;
   decode(ids: ArrayLike<number>): string;
   inVocabulary(id: number): boolean;
-  /** Adds tokenize time to the engine's stats. */
+  /** Adds tokenize time to the Deltatok's stats. */
   chargeTokenize(ms: number): void;
 }

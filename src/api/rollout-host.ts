@@ -1,5 +1,5 @@
 /**
- * The two RolloutHosts (api/rollout.ts): one on the engine's cache, costing what each turn
+ * The two RolloutHosts (api/rollout.ts): one on the splicer's cache, costing what each turn
  * appended, and the reference one, rendering and encoding every text whole. They implement the
  * same definitions (P_k, R_k, X_k, the canonical completion) and must give the same rollout.
  */

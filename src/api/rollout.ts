@@ -22,7 +22,7 @@
  * Drift. For a message with `sampled_ids`: whether they equal the canonical ids (else the first
  * differing index and both sides decoded) and whether they decode to X_k.
  *
- * The algorithm runs against a RolloutHost: the engine-backed host costs what each turn appended
+ * The algorithm runs against a RolloutHost: the cache-backed host costs what each turn appended
  * (api/rollout-host.ts); the reference host renders and encodes everything whole. Both give the
  * same rollout, which the property tests check.
  */

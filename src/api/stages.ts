@@ -1,14 +1,14 @@
 /**
- * The stages of a prompt request, seen from outside the engine: the seam `deltatok verify` uses
+ * The stages of a prompt request, seen from outside the Deltatok: the seam `deltatok verify` uses
  * to say which stage of a wrong answer first disagrees (docs/DEBUGGING.md), and the place tests
  * inject faults into one stage.
  *
  * A prompt request runs render (incremental where it can be) → splice (the reused prefix's ids,
  * then the rest encoded) → encoder. `STAGE_HOOKS` on a Deltatok holds hooks it calls with each
  * stage's output; a hook may return a replacement, which is how tests make one stage wrong.
- * Triage compares each output with what the same engine computes without that stage: the
+ * Triage compares each output with what the same Deltatok computes without that stage: the
  * incremental render with a whole render, the spliced ids with one encode of the same render,
- * and (the third stage, a hook for the caller) the engine's encoder with a reference encoder.
+ * and (the third stage, a hook for the caller) the Deltatok's encoder with a reference encoder.
  *
  * Internal: none of this is exported from the package.
  */
@@ -18,7 +18,7 @@ import type { ChatRenderer, IncrementalRenderOutput, PreviousRender, RenderHints
 
 /** The hooks of a Deltatok (`dt[STAGE_HOOKS]`; null: none). */
 export const STAGE_HOOKS: unique symbol = Symbol("deltatok.stageHooks");
-/** `dt[ENCODE_WHOLE](text)`: one encode of a render with the engine's encoder, no cache. */
+/** `dt[ENCODE_WHOLE](text)`: one encode of a render with the Deltatok's encoder, no cache. */
 export const ENCODE_WHOLE: unique symbol = Symbol("deltatok.encodeWhole");
 
 export interface StageHooks {

@@ -8,7 +8,7 @@
  *
  * Per-object hashes are memoized by identity (WeakMap). That is safe even if a caller mutates a
  * message between calls: a stale hash only selects a worse candidate, and reuse is decided on
- * the rendered text (see engine.ts).
+ * the rendered text (see splice/splicer.ts).
  */
 import { hashableJson, hasher } from "./hash.js";
 

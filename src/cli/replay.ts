@@ -15,7 +15,7 @@ import type { Deltatok, DeltatokStats, TokenizerEngineInfo } from "../api/deltat
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../corpus/replay.js";
-import type { ReplayRecord } from "../pool/protocol.js";
+import type { ReplayRecord } from "../corpus/replay.js";
 import { emptyStats, type DeltatokPool } from "../pool/pool.js";
 import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
 import type { DrainResult, QueueResult } from "../queue/types.js";

@@ -2,10 +2,10 @@
  * `deltatok verify`: replays a corpus twice — incrementally and with a full render + one
  * whole-text encode per request — and reports every request where the two differ, with the
  * first differing token position, the text around it, and the first stage of the incremental
- * engine that disagrees (triage, docs/DEBUGGING.md): its incremental render against a whole render
+ * path that disagrees (triage, docs/DEBUGGING.md): its incremental render against a whole render
  * of the same request ("render"), then its spliced ids against one encode of that render
  * ("splice"). With a reference encoder it also encodes every whole render with it and reports
- * where the engine's encoder differs ("encoder"). What a user runs before trusting a new template
+ * where the Deltatok's encoder differs ("encoder"). What a user runs before trusting a new template
  * or tokenizer with deltatok, and the first step of fixing a wrong count.
  */
 import { toDeltatokError } from "../errors.js";
@@ -20,18 +20,17 @@ import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 import { inShard, type ShardSpec } from "./shard.js";
 
 /**
- * The first stage of the incremental engine that disagrees: "render" (its incremental render is
+ * The first stage of the incremental path that disagrees: "render" (its incremental render is
  * not its whole render), "splice" (the render is right, the spliced ids are not one encode of
- * it), "encoder" (incremental and full agree, the engine's encoder differs from the reference
+ * it), "encoder" (incremental and full agree, the Deltatok's encoder differs from the reference
  * encoder on the whole render), "unattributed" (each stage agrees with its check: the two engines
  * compared are configured differently).
  */
 export type Stage = "render" | "splice" | "encoder" | "unattributed";
-export const STAGES: readonly Stage[] = ["render", "splice", "encoder", "unattributed"];
 
 /**
  * The third stage's reference: the ids of a text (add_special_tokens=False) from an encoder the
- * engine's is checked against. The CLI's `--check-encoder` passes the Rust tokenizers binding
+ * Deltatok's is checked against. The CLI's `--check-encoder` passes the Rust tokenizers binding
  * when it is installed, else @huggingface/tokenizers' stock pipeline (src/load/reference.ts).
  */
 export interface ReferenceEncoder {
@@ -58,7 +57,7 @@ export interface VerifyDifference {
   /** stage "render": the first differing character of the two renders and the text from there, or the error of the render that failed. */
   render?: { offset?: number; incremental?: string; whole?: string; incremental_error?: string; whole_error?: string };
   /**
-   * stage "splice": how the engine answered (`reused` tokens came from the cache: a first
+   * stage "splice": how the splicer answered (`reused` tokens came from the cache: a first
    * difference before that is a wrong cut, after it a wrong encode from the cut) against one
    * encode of the same render, or the error of the side that failed.
    */
@@ -206,7 +205,7 @@ export async function verifyCorpus(
   const differences: VerifyDifference[] = [];
   const sh = o.shard;
   const ref = o.reference;
-  // what each engine tokenized for the current request (after any hook already installed)
+  // what each Deltatok tokenized for the current request (after any hook already installed)
   const seen: { inc: readonly string[] | null; full: readonly string[] | null } = { inc: null, full: null };
   const forget = (): void => {
     seen.inc = seen.full = null;
@@ -240,7 +239,7 @@ export async function verifyCorpus(
           if (p >= 0) {
             d = { ...idsAt(c.id, index, p, aIds, bIds, decode), ...triage(inc, messages, opts, a, seen.inc) };
           } else if (ref !== undefined && seen.full !== null) {
-            // the third stage: the engine's encoder against the reference, on the whole render
+            // the third stage: the Deltatok's encoder against the reference, on the whole render
             const text = seen.full.join("");
             const r = await attemptAsync(() => ref.encode(text));
             const q = "error" in r ? 0 : firstDiff(bIds, r.ok);

@@ -51,7 +51,7 @@ export interface TrainingItemOptions {
 /**
  * What `deltatok tokenize` / `rollout` make of one corpus line: a trajectory or rollout, or the
  * line's error record. `conversation`: the line parsed as a conversation (counted in the summary's
- * `conversations` even when the engine then failed on it). A worker sends a tight copy (own buffers, src/pool/work.ts).
+ * `conversations` even when the Deltatok then failed on it). A worker sends a tight copy (own buffers, src/pool/work.ts).
  */
 export interface TrainingOutcome {
   id: string | null;

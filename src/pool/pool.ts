@@ -10,7 +10,7 @@
  * rejecting the tasks it held, and an orderly close.
  *
  * Startup: all workers load in parallel; `create` resolves once every one of them has answered
- * its init task (engine loaded, warm-up done) within `startupTimeoutMs`, and rejects with
+ * its init task (Deltatok loaded, warm-up done) within `startupTimeoutMs`, and rejects with
  * DT_WORKER_STARTUP (cause: the worker's own coded error) otherwise — never a silent fallback
  * to fewer workers or to the main thread.
  *
@@ -41,7 +41,7 @@ export interface PoolOptions {
   /**
    * Number of worker threads: 1 to {@link maxWorkers} (4 × the CPUs this process may use);
    * more is DT_INVALID_OPTION. Above the CPU count the pool starts, and warns once
-   * (`DELTATOK_WORKERS_OVER_CPUS`): extra workers add memory (one engine and cache each), not
+   * (`DELTATOK_WORKERS_OVER_CPUS`): extra workers add memory (one Deltatok and cache each), not
    * throughput.
    * @defaultValue the CPUs this process may use ({@link detectCpus}: affinity mask and cgroup quota)
    */
@@ -186,7 +186,7 @@ export function checkWorkers(workers: unknown, cpus: CpuInfo, path = "options.wo
   if (workers > max) throw optionError(path, `must be at most ${max} (${WORKERS_PER_CPU} × the ${cpus.count} CPUs this process may use), got ${workers}`);
   if (workers > cpus.count && !warnedOverCpus) {
     warnedOverCpus = true;
-    process.emitWarning(`${workers} deltatok workers on ${cpus.count} usable CPUs: each extra worker costs memory (an engine and a cache), not throughput`, {
+    process.emitWarning(`${workers} deltatok workers on ${cpus.count} usable CPUs: each extra worker costs memory (a Deltatok and a cache), not throughput`, {
       code: "DELTATOK_WORKERS_OVER_CPUS",
     });
   }

@@ -72,7 +72,7 @@ export interface WorkerInfo {
   cpu: number | null;
   /** Why pinning was asked for and not done. */
   pinError?: string;
-  /** Milliseconds to create the engine (tokenizer + templates). */
+  /** Milliseconds to create the worker's Deltatok (tokenizer + templates). */
   loadMs: number;
   /** Milliseconds of the warm-up (a short text and a tiny prompt). */
   warmupMs: number;
@@ -95,5 +95,5 @@ export type WorkerReply =
   | { op: "batch"; results: WireResult[] }
   | { op: "stats"; stats: DeltatokStats; heap: WorkerHeap }
   | { op: "clear" }
-  /** The worker's engine did not load: nothing it was sent was attempted. */
+  /** The worker's Deltatok did not load: nothing it was sent was attempted. */
   | { op: "failed"; error: ErrorRecord };

@@ -18,7 +18,7 @@ import type { TrainingOutcome, WireItem, WireResult } from "./protocol.js";
 
 /**
  * An outcome whose typed arrays are fresh copies, each its own buffer, so the worker can move them:
- * a result may be a view of a larger buffer, or one the engine's cache still holds.
+ * a result may be a view of a larger buffer, or one the splicer's cache still holds.
  */
 function tight(t: TrainingOutcome): TrainingOutcome {
   const own = <A extends Uint32Array | Uint8Array | Float32Array>(a: A): A => a.slice() as A;

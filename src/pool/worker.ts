@@ -52,7 +52,7 @@ async function start(d: WorkerData): Promise<State> {
     const t1 = performance.now();
     dt.countText("warm-up: the quick brown fox");
     try {
-      dt.renderPrompt([{ role: "user", content: "hi" }]); // compiles the default template; no engine request counted
+      dt.renderPrompt([{ role: "user", content: "hi" }]); // compiles the default template; no prompt request counted
     } catch {
       // a template may reject a one-message chat; that is the caller's business, not a load failure
     }

@@ -336,7 +336,7 @@ function entrySize(x: unknown, copied: unknown, depth: number): number {
  * snapshot and content version, exactly as the same object passed again unchanged does. That is
  * exact because a snapshot is never written after it is made and holds what was read, and
  * nothing is recorded about the new object: passed again (changed or not) it is compared again
- * (DESIGN.md, "Incremental rendering"). Hold one per engine: it keeps its
+ * (DESIGN.md, "Incremental rendering"). Hold one per Deltatok: it keeps its
  * lists alive.
  */
 export class MessageRecall {
@@ -537,13 +537,6 @@ export function readMessage(m: unknown, path: string, limit = Number.MAX_SAFE_IN
   return s;
 }
 
-/** Checks one message's shape and values; returns its size. */
-export function validateMessage(m: unknown, path: string): number {
-  const w = newWalk(path, "DT_INVALID_MESSAGE", Number.MAX_SAFE_INTEGER);
-  checkShape(snapshot(m, w), path);
-  return w.size;
-}
-
 /**
  * Reads a prompt's messages: validates each (shape, values, the size limit) and returns their
  * snapshots, a new list. Throws a DeltatokError naming the offending field for every kind of bad
@@ -633,11 +626,6 @@ export function readTools(tools: unknown, limit = Number.MAX_SAFE_INTEGER, path 
   return snapshot(tools, newWalk(path, "DT_INVALID_TOOLS", limit)) as unknown[];
 }
 
-/** Validates `tools` (a list, or null/undefined). */
-export function validateTools(tools: unknown, path = "tools"): void {
-  readTools(tools, Number.MAX_SAFE_INTEGER, path);
-}
-
 /** Reads `documents` (a list, or null/undefined → null) into a snapshot. */
 export function readDocuments(documents: unknown, limit = Number.MAX_SAFE_INTEGER, path = "documents"): unknown[] | null {
   if (documents === undefined || documents === null) return null;
@@ -645,11 +633,6 @@ export function readDocuments(documents: unknown, limit = Number.MAX_SAFE_INTEGE
     throw new DeltatokError("DT_INVALID_REQUEST", `${path} must be a list, got ${describe(documents)}`, { path });
   }
   return snapshot(documents, newWalk(path, "DT_INVALID_REQUEST", limit)) as unknown[];
-}
-
-/** Validates `documents` (a list, or null/undefined). */
-export function validateDocuments(documents: unknown, path = "documents"): void {
-  readDocuments(documents, Number.MAX_SAFE_INTEGER, path);
 }
 
 /** Reads chat_template_kwargs (an object, or null/undefined → null) into a snapshot. */
@@ -663,11 +646,6 @@ export function readKwargs(kwargs: unknown, limit = Number.MAX_SAFE_INTEGER, pat
     throw new DeltatokError("DT_INVALID_KWARGS", `${path} must be an object, got ${describe(kwargs)}`, { path });
   }
   return s;
-}
-
-/** Validates chat_template_kwargs (an object, or null/undefined). */
-export function validateKwargs(kwargs: unknown, path = "chat_template_kwargs"): void {
-  readKwargs(kwargs, Number.MAX_SAFE_INTEGER, path);
 }
 
 /**

@@ -61,7 +61,7 @@ export interface ChatRenderer {
   renderIncremental?(vars: Record<string, unknown>, now: Date, prev: PreviousRender | null, hints?: RenderHints): IncrementalRenderOutput;
 }
 
-/** What the engine knows about a request's inputs that can spare an incremental render work. */
+/** What the Deltatok knows about a request's inputs that can spare an incremental render work. */
 export interface RenderHints {
   /** Content version of each of `vars.messages`' items (validateMessages' `versions`; -1: unknown). */
   readonly messageVersions?: readonly number[];

@@ -34,8 +34,6 @@ export type FallbackReason =
   /** ids were requested from a counts-only cache */
   | "ids_not_stored";
 
-export const FALLBACK_REASONS: readonly FallbackReason[] = ["no_safe_boundary", "seam_mismatch", "ids_not_stored"];
-
 /** A rendered prompt as the renderer produced it. */
 export interface Rendered {
   /** The text, in pieces (one piece for a renderer that is not incremental). */
@@ -238,7 +236,7 @@ export class TokenSplicer {
     const suffix = ref !== null && (ref.track.ids !== null || !keepIds) && ref !== prev ? this.#suffixFrom(r, ref, length, cut) : null;
     const refFrom = suffix === null ? 0 : ((ref as CachedRender).track.bounds.tokenCounts.data[suffix.refBound] as number);
     const after = suffix === null ? 0 : (ref as CachedRender).count - refFrom;
-    // The tail is encoded into scratch lists owned by the engine (copied into the track below).
+    // The tail is encoded into scratch lists owned by the splicer (copied into the track below).
     const tailIds = keepIds ? this.#scratchIds() : null;
     const tailBounds = this.#scratchBounds();
     let added: number;
@@ -331,7 +329,7 @@ export class TokenSplicer {
 
   /**
    * Stores a continuation's text as the next cached render of its conversation (`r` is its render, in
-   * segments; `chain` its messages): a later request sharing it reuses its ids as if the engine
+   * segments; `chain` its messages): a later request sharing it reuses its ids as if the splicer
    * had tokenized it. Returns the cached render, or null when it could not be kept (no cut survived).
    */
   commitContinuation(cont: Continuation, r: Rendered, chain: readonly bigint[]): LastCommit | null {
@@ -476,7 +474,7 @@ export class TokenSplicer {
     return { segments: r.segments, length, track, count, nBounds, chain, trace: r.trace, traceBytes: r.traceBytes };
   }
 
-  // Scratch lists for a request's new tail: one pair per engine, emptied before each use and
+  // Scratch lists for a request's new tail: one pair per splicer, emptied before each use and
   // replaced when an unusually long tail left them large.
   #tailIds = new U32List(SCRATCH_IDS);
   #tailBounds = newBoundaries(SCRATCH_BOUNDS);

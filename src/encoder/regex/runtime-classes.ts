@@ -18,7 +18,7 @@ import { type CodePointSet, complement, intersect, MAX_CODE_POINT, union } from 
 /** Corrections longer than this many ranges are not worth it: the ranges are written instead. */
 const MAX_CORRECTION_RANGES = 48;
 
-/** Every Unicode scalar value once, in order (built on first use, dropped after the checks). */
+/** Every Unicode scalar value once, in order (about 4 MB, built on the first check and kept for later ones). */
 let everyScalar: string | null = null;
 
 function scalars(): string {
@@ -105,9 +105,4 @@ export function correctedClass(key: string, set: CodePointSet, base: string): st
   }
   checked.set(cacheKey, result);
   return result;
-}
-
-/** Drops the scalar-value text the checks read (about 4 MB); later checks rebuild it. */
-export function releaseScan(): void {
-  everyScalar = null;
 }

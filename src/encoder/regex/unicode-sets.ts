@@ -244,8 +244,3 @@ export function regexCrateLeaf(letter: "w" | "s"): Leaf {
 export function posixLeaf(name: string): Leaf | undefined {
   return namedSets().get(`[:${name}:]`);
 }
-
-/** The set of `\s`, `\w`, `\d` or `\h` (outside a bracket). */
-export function escapeSet(letter: "s" | "w" | "d" | "h"): CodePointSet {
-  return escapeLeaf(letter, false).set;
-}

@@ -230,7 +230,7 @@ export class UnitFrame {
   /** The record of this execution (takes the recordings); `readAt[slot]`: serial of the slot's last read. */
   toRec(out: string, steps: number, built: number, chunks: number, ctl: number, readAt: number[]): Rec {
     const rec = this.build(out, steps, built, chunks, ctl, readAt);
-    // a segment's text is held (and charged) by the engine's snapshot already
+    // a segment's text is held (and charged) by the splicer's cached render already
     if (this.segmented || this.depth === 0) rec.bytes -= out.length * 2;
     return rec;
   }
