@@ -5,7 +5,7 @@ Run from the repository root with a Python that has transformers 5.18, tokenizer
 sentencepiece 0.2.2, protobuf and mistral-common (mistral-common may be installed --no-deps; the
 one import it needs from pydantic-extra-types is stubbed below when that package is missing):
 
-    /work/venv-formats/bin/python scripts/make-format-fixtures.py [--only sentencepiece,transformers-spm,kimi,glm4,tekken] \
+    /work/venv-formats/bin/python scripts/make-format-fixtures.py [--only sentencepiece,transformers-spm,unigram-json,kimi,glm4,tekken] \
         --kimi-py /path/to/tokenization_kimi.py --o200k /path/to/o200k_base.json --cl100k /path/to/cl100k_base.json
 
 Inputs that are not in the repository:
@@ -256,6 +256,32 @@ def make_transformers_spm(corpus, hostile, work: Path) -> None:
         }
         write_compact(out_dir / f"{name}.{label}.transformers.json", expect)
         print(f"transformers {name} {label}: {type(tok).__name__}", file=sys.stderr)
+
+
+def make_unigram_json(corpus, hostile, work: Path) -> None:
+    """A Unigram tokenizer.json as transformers saves it (unigram-identity converted, then
+    save_pretrained), and the ids transformers gives when it loads that directory back (the Rust
+    crate then reads the scores from JSON)."""
+    import transformers
+    from transformers import AutoTokenizer
+
+    src = work / "unigram-json-src"
+    src.mkdir(parents=True, exist_ok=True)
+    shutil.copy(OUT / "sentencepiece" / "unigram-identity.model", src / "tokenizer.model")
+    (src / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    saved = work / "unigram-json-saved"
+    AutoTokenizer.from_pretrained(str(src)).save_pretrained(str(saved))
+    out_dir = OUT / "unigram-json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(saved / f, out_dir / f)
+    tok = AutoTokenizer.from_pretrained(str(out_dir))
+    expect = {
+        "reference": f"transformers {transformers.__version__} AutoTokenizer over the saved tokenizer.json ({type(tok).__name__}), tokenizers {__import__('tokenizers').__version__}",
+        "encode": summarize(corpus, hostile, lambda t: tok.encode(t, add_special_tokens=False), decode=lambda ids: tok.decode(ids)),
+    }
+    write_compact(out_dir / "expect.json", expect)
+    print(f"unigram-json: {type(tok).__name__}", file=sys.stderr)
 
 
 # ---- tiktoken families ---------------------------------------------------------------------------
@@ -511,7 +537,7 @@ def make_tekken(corpus, hostile) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="sentencepiece,transformers-spm,kimi,glm4,tekken")
+    parser.add_argument("--only", default="sentencepiece,transformers-spm,unigram-json,kimi,glm4,tekken")
     parser.add_argument("--kimi-py")
     parser.add_argument("--o200k")
     parser.add_argument("--cl100k")
@@ -525,6 +551,8 @@ def main() -> None:
             make_sentencepiece(corpus, hostile, work)
         if "transformers-spm" in only:
             make_transformers_spm(corpus, hostile, work)
+        if "unigram-json" in only:
+            make_unigram_json(corpus, hostile, work)
         if "kimi" in only:
             make_kimi(corpus, hostile, long_texts, args.kimi_py, args.o200k, work)
         if "glm4" in only:

@@ -14,7 +14,7 @@ export const ERROR_CODES = {
   DT_TOKENIZER_INVALID: "a tokenizer file (tokenizer.json, tokenizer_config.json, a tiktoken rank file, tekken.json, a SentencePiece model) is unreadable, not a regular file (a FIFO, a device), or malformed — a tokenizer.json is refused wherever the Rust tokenizers crate refuses it",
   DT_TOKENIZER_TOO_LARGE: "a tokenizer file is larger than its reader's size limit (checked before it is read)",
   DT_TOKENIZER_AMBIGUOUS: "a tokenizer directory holds several candidate files of one kind and nothing says which one to use",
-  DT_TOKENIZER_UNSUPPORTED: "a tokenizer file uses a format or feature deltatok does not implement (a SentencePiece Unigram, WORD or CHAR model; a tokenizer.json component deltatok's encoder lacks when its fallback library, the optional dependency @huggingface/tokenizers, is not installed)",
+  DT_TOKENIZER_UNSUPPORTED: "a tokenizer file uses a format or feature deltatok does not implement (a SentencePiece WORD or CHAR model; a tokenizer.json component deltatok's encoder lacks when its fallback library, the optional dependency @huggingface/tokenizers, is not installed)",
   DT_TOKENIZER_PATTERN_MISSING: "a tiktoken rank file has no pre-tokenizer pattern: none in tokenizer_config.json, none in a tokenization_*.py, no known family (pass --pattern)",
   DT_TEMPLATE_NOT_FOUND: "no chat template: none in the tokenizer files and none given, or the named one is missing",
   DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",
@@ -45,7 +45,7 @@ export const ERROR_CODES = {
   DT_TEMPLATE_BUDGET: "the chat template exceeded a budget: steps, size of what it builds, or depth",
   DT_CONTINUE_FINAL_MESSAGE: "continue_final_message: the final message has no text to continue, or the chat template does not render it whole",
   // ---- tokenization / engine ---------------------------------------------------------------
-  DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text",
+  DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text (e.g. a Unigram model without unk_id met a character it has no piece for, as the Rust crate fails)",
   DT_STREAM_FINISHED: "a streaming counter was given text after finish() (reset it, or open another)",
   DT_STREAM_LOOKBACK: "a streamed text has no safe cut in more than maxLookBack characters (count it whole with countText)",
   // ---- pool and queue ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { buildEncoder, type EncoderJson } from "../src/encoder/build.js";
+import { BpeModel } from "../src/encoder/model/bpe.js";
 import { clearTokenizerCache, loadTokenizer } from "../src/load/index.js";
 import { checkTokenizerJson } from "../src/load/tokenizer-json.js";
 import { repoPath } from "./helpers/paths.js";
@@ -96,6 +97,7 @@ test("pathological words cost work linear in their length (counted merge steps)"
     const ids = b.encoder.encode(text);
     assert.ok(ids.length > 0);
     const m = b.encoder.model;
+    assert.ok(m instanceof BpeModel);
     const bytes = Buffer.byteLength(text);
     // each merge is one pop, at most two pushes and three lookups: a constant per input byte
     assert.ok(m.mergeSteps <= 8 * bytes, `${label}: ${m.mergeSteps} merge steps for ${bytes} bytes`);

@@ -27,10 +27,14 @@ const DATE = "2026-11-30";
 const tekkenDir = mkdtempSync(join(tmpdir(), "deltatok-tekken-inc-"));
 copyFileSync(formatFixturePath("tekken", "tekken.json"), join(tekkenDir, "tekken.json"));
 
+const unigramDir = mkdtempSync(join(tmpdir(), "deltatok-unigram-inc-"));
+copyFileSync(formatFixturePath("sentencepiece", "unigram-nfkc-bf.model"), join(unigramDir, "tokenizer.model"));
+
 const GLM_TEMPLATE =
   "[gMASK]<sop>{% for m in messages %}<|{{ m.role }}|>\n{{ m.content or '' }}{% if m.tool_calls %}{{ m.tool_calls | tojson }}{% endif %}{% endfor %}" +
   "{% if add_generation_prompt %}<|assistant|>{% endif %}";
 const PLAIN_TEMPLATE = "{% for m in messages %}[{{ m.role }}] {{ m.content or '' }}{% if m.tool_calls %}{{ m.tool_calls | tojson }}{% endif %}<|endoftext|>{% endfor %}";
+const CHATML_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}{% if m.tool_calls %}<tool_call>{{ m.tool_calls | tojson }}</tool_call>{% endif %}</s>\n{% endfor %}";
 const TEKKEN_TEMPLATE = "<s>{% for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]{% else %}{{ m.content or '' }}{% endif %}{% endfor %}";
 
 /** Each format's fixture with a chat template: [name, engine options, boundary tokens expected]. */
@@ -40,6 +44,7 @@ const FORMATS: Array<[string, DeltatokOptions, boolean]> = [
   ["tiktoken, OpenAI o200k_base by name", { tokenizer: "o200k_base", chatTemplate: PLAIN_TEMPLATE }, true],
   ["tekken.json", { tokenizer: tekkenDir, chatTemplate: TEKKEN_TEMPLATE }, false],
   ["SentencePiece (mistral-v3, LlamaTokenizer)", { tokenizer: formatFixturePath("mistral-v3-chat") }, true],
+  ["SentencePiece Unigram (unigram-nfkc-bf, TokenizersBackend)", { tokenizer: unigramDir, chatTemplate: CHATML_TEMPLATE }, true],
 ];
 
 const VERIFY: VerifyOptions = { chatTemplateKwargs: null, parseToolArguments: false, final: false, maxReported: 10, progress: false };
@@ -81,6 +86,7 @@ for (const [name, options, mode] of [
   ["tiktoken (GLM-4)", { tokenizer: formatFixturePath("glm4") }, "regex"],
   ["SentencePiece (mistral-v3)", { tokenizer: formatFixturePath("mistral-v3-chat") }, "sentencepiece"],
   ["tiktoken (Kimi: cuts by run length, no cut rule)", { tokenizer: formatFixturePath("kimi") }, "whole"],
+  ["SentencePiece Unigram (best path over the whole section, no cut rule)", { tokenizer: unigramDir, chatTemplate: CHATML_TEMPLATE }, "whole"],
 ] as const) {
   test(`${name}: the streaming text counter equals countText after every append (mode ${mode})`, async () => {
     const dt = await Deltatok.create({ ...options, date: DATE });

@@ -1,6 +1,7 @@
 /**
  * Building deltatok's encoder from tokenizer.json, and again in another thread from its shared
- * form (the JSON without vocabulary and merges, plus the BPE tables in SharedArrayBuffers).
+ * form (the JSON without vocabulary and merges, plus the model's tables in SharedArrayBuffers:
+ * BPE's, or Unigram's pieces and scores).
  *
  * `buildEncoder` answers `{ ok: false, unsupported }` naming the first component this encoder
  * does not implement; the loader then runs the library's stock pipeline and says so.
@@ -15,6 +16,7 @@ import { buildDecoder } from "./decode/decoders.js";
 import { BpeModel, type BpeOptions } from "./model/bpe.js";
 import { BpeTables, BpeTablesError, bpeSourceFromJson, buildBpeTables, type BpeSource, type BpeTableBuffers } from "./model/bpe-tables.js";
 import { PieceMemo, type PieceMemoSizes } from "./model/piece-memo.js";
+import { buildUnigramTables, UnigramModel, unigramSourceFromJson, type UnigramTableBuffers } from "./model/unigram-json.js";
 import { buildNormalizer } from "./normalize/normalizers.js";
 import { Pipeline } from "./pipeline.js";
 import { kimiChunks } from "./model/kimi-chunks.js";
@@ -52,6 +54,12 @@ export interface EncoderExtensions {
   readonly patternFlavor?: "rust-regex";
   /** Tokens that have ids and text (decode, id ↔ token) but are never matched in text (tekken's special slots). */
   readonly unmatchedTokens?: readonly AddedTokenDef[];
+  /**
+   * `"exact"`: a Unigram model's scores are the model's own values (transformers converts a
+   * SentencePiece model in memory, never through JSON); absent: they are read as serde_json
+   * reads their JSON spelling (model/serde-float.ts).
+   */
+  readonly unigramScores?: "exact";
 }
 
 /** What a worker thread needs to rebuild an encoder: plain data and SharedArrayBuffers. */
@@ -59,7 +67,10 @@ export interface SharedEncoder {
   readonly format: "deltatok-encoder/1";
   /** tokenizer.json's parts without `model.vocab` and `model.merges`. */
   readonly json: EncoderJson;
+  /** The BPE tables, or a Unigram model's tables of pieces (`unigram.tables`). */
   readonly tables: BpeTableBuffers;
+  /** A Unigram model's tables (pieces and scores); absent for BPE. */
+  readonly unigram?: UnigramTableBuffers;
 }
 
 export interface EncoderOptions {
@@ -99,8 +110,15 @@ function kimiSectionCuts(text: string, s: number, e: number): Array<[number, num
   return kimiChunks(s === 0 && e === text.length ? text : text.slice(s, e)).map(([a, b]) => [a + s, b + s]);
 }
 
+type ModelSettings = ({ readonly kind: "bpe" } & Omit<BpeOptions, "unkId">) | { readonly kind: "unigram"; readonly unkId: number; readonly byteFallback: boolean };
+
 /** The model settings the encoder implements, or the first one it does not. */
-function bpeOptions(model: Json): Omit<BpeOptions, "unkId"> | string {
+function modelSettings(model: Json): ModelSettings | string {
+  if (model["type"] === "Unigram") {
+    const unk = model["unk_id"];
+    if (unk !== null && unk !== undefined && !(typeof unk === "number" && Number.isInteger(unk) && unk >= 0)) return "model.unk_id that is not a piece index";
+    return { kind: "unigram", unkId: typeof unk === "number" ? unk : -1, byteFallback: model["byte_fallback"] === true };
+  }
   if (model["type"] !== "BPE") return `model.type ${String(model["type"])}`;
   const dropout = model["dropout"];
   if (dropout !== null && dropout !== undefined && dropout !== 0) return "model.dropout (random merges)";
@@ -109,6 +127,7 @@ function bpeOptions(model: Json): Omit<BpeOptions, "unkId"> | string {
     return typeof v === "string" && v.length > 0 ? v : null;
   };
   return {
+    kind: "bpe",
     fuseUnk: model["fuse_unk"] === true,
     byteFallback: model["byte_fallback"] === true,
     ignoreMerges: model["ignore_merges"] === true,
@@ -117,9 +136,9 @@ function bpeOptions(model: Json): Omit<BpeOptions, "unkId"> | string {
   };
 }
 
-function assemble(json: EncoderJson, tables: BpeTables, shared: SharedEncoder, options: EncoderOptions): EncoderBuild {
-  const bpe = bpeOptions(json.model);
-  if (typeof bpe === "string") return { ok: false, unsupported: bpe };
+function assemble(json: EncoderJson, shared: SharedEncoder, options: EncoderOptions): EncoderBuild {
+  const settings = modelSettings(json.model);
+  if (typeof settings === "string") return { ok: false, unsupported: settings };
   const norm = buildNormalizer(json.normalizer);
   if (!norm.ok) return { ok: false, unsupported: norm.unsupported };
   const ext = json.extensions ?? {};
@@ -127,16 +146,25 @@ function assemble(json: EncoderJson, tables: BpeTables, shared: SharedEncoder, o
   const pre = buildPreTokenizer(json.pre_tokenizer, lookup);
   if (!pre.ok) return { ok: false, unsupported: pre.unsupported };
   if (ext.sectionCuts !== undefined && ext.sectionCuts !== "kimi") return { ok: false, unsupported: `section cuts ${String(ext.sectionCuts)}` };
-  if (pre.byteLevel !== tables.byteLevel) throw new Error("BPE tables built for another pre-tokenizer");
+  if (settings.kind === "unigram" && pre.byteLevel) return { ok: false, unsupported: "a Unigram model after a ByteLevel pre-tokenizer" };
   if (norm.movesStart && mentionsFirst(json.pre_tokenizer)) return { ok: false, unsupported: "a normalizer that moves the text's start before Metaspace prepend_scheme first" };
   const dec = buildDecoder(json.decoder);
   if (!dec.ok) return { ok: false, unsupported: dec.unsupported };
 
-  const unk = json.model["unk_token"];
-  const unkId = typeof unk === "string" ? tables.idOfToken(unk) : -1;
-  // an unknown token the vocabulary lacks: the crate loads the model and fails encodes that need it
-  const missingUnk = typeof unk === "string" && unkId < 0 ? unk : null;
-  const model = new BpeModel(tables, { ...bpe, unkId, missingUnk }, new PieceMemo(options.memo));
+  let model: BpeModel | UnigramModel;
+  if (settings.kind === "unigram") {
+    if (shared.unigram === undefined) throw new Error("a Unigram model without its tables");
+    model = new UnigramModel(shared.unigram, settings, new PieceMemo(options.memo));
+  } else {
+    const tables = new BpeTables(shared.tables);
+    if (pre.byteLevel !== tables.byteLevel) throw new Error("BPE tables built for another pre-tokenizer");
+    const { kind: _k, ...bpe } = settings;
+    const unk = json.model["unk_token"];
+    const unkId = typeof unk === "string" ? tables.idOfToken(unk) : -1;
+    // an unknown token the vocabulary lacks: the crate loads the model and fails encodes that need it
+    const missingUnk = typeof unk === "string" && unkId < 0 ? unk : null;
+    model = new BpeModel(tables, { ...bpe, unkId, missingUnk }, new PieceMemo(options.memo));
+  }
   // the crate's trie order: special tokens first, then the others, each in file order
   const ordered = [...json.added_tokens.filter((t) => t.special), ...json.added_tokens.filter((t) => !t.special)];
   const rawTokens = ordered.filter((t) => !t.normalized);
@@ -185,8 +213,9 @@ function endsInByteLevel(p: unknown): boolean {
  * format was read (tiktoken ranks, tekken.json) and `json.model` holds only the settings.
  */
 export function buildEncoder(json: EncoderJson, options: EncoderOptions = {}, source?: BpeSource): EncoderBuild {
-  const bpe = bpeOptions(json.model);
-  if (typeof bpe === "string") return { ok: false, unsupported: bpe };
+  const settings = modelSettings(json.model);
+  if (typeof settings === "string") return { ok: false, unsupported: settings };
+  if (settings.kind === "unigram") return buildUnigram(json, settings.unkId, options);
   let buffers: BpeTableBuffers;
   try {
     const src = source ?? bpeSourceFromJson(json.model, endsInByteLevel(json.pre_tokenizer));
@@ -198,13 +227,30 @@ export function buildEncoder(json: EncoderJson, options: EncoderOptions = {}, so
   }
   const { vocab: _v, merges: _m, ...skeletonModel } = json.model;
   const shared: SharedEncoder = Object.freeze({ format: "deltatok-encoder/1", json: { ...json, model: skeletonModel }, tables: buffers });
-  return assemble(json, new BpeTables(buffers), shared, options);
+  return assemble(json, shared, options);
+}
+
+function buildUnigram(json: EncoderJson, unkId: number, options: EncoderOptions): EncoderBuild {
+  let unigram: UnigramTableBuffers;
+  try {
+    const src = unigramSourceFromJson(json.model);
+    if (unkId >= 0 && src.pieces.length === 0) throw new BpeTablesError("a Unigram model with unk_id needs a vocabulary (the crate's EmptyVocabulary)", "model.vocab");
+    if (unkId >= src.pieces.length) throw new BpeTablesError(`model.unk_id ${unkId} is past the vocabulary's ${src.pieces.length} pieces`, "model.unk_id");
+    if (new Set(src.pieces).size !== src.pieces.length) return { ok: false, unsupported: "a Unigram vocabulary listing a piece twice" };
+    unigram = buildUnigramTables({ ...src, serdeScores: json.extensions?.unigramScores !== "exact" });
+  } catch (e) {
+    if (e instanceof BpeTablesError) throw new EncoderBuildError(e.message, e.path);
+    throw e;
+  }
+  const { vocab: _v, ...skeletonModel } = json.model;
+  const shared: SharedEncoder = Object.freeze({ format: "deltatok-encoder/1", json: { ...json, model: skeletonModel }, tables: unigram.tables, unigram });
+  return assemble(json, shared, options);
 }
 
 /** Rebuilds an encoder from its shared form (another thread's build). */
 export function encoderFromShared(shared: SharedEncoder, options: EncoderOptions = {}): Pipeline {
   if (shared === null || typeof shared !== "object" || shared.format !== "deltatok-encoder/1") throw new Error("shared encoder of an unknown format");
-  const b = assemble(shared.json, new BpeTables(shared.tables), shared, options);
+  const b = assemble(shared.json, shared, options);
   if (!b.ok) throw new Error(`a shared encoder does not rebuild: ${b.unsupported}`);
   return b.encoder;
 }

@@ -8,7 +8,7 @@
  * 3. cut each normalized section at the added tokens matched after normalization (first, for a
  *    format whose loader cuts long texts, at its cuts: each part goes on alone);
  * 4. pre-tokenize each remaining piece (pretokenize/stages.ts), depth first;
- * 5. run the model on each pre-token (model/bpe.ts), appending ids to one U32List.
+ * 5. run the model on each pre-token (model/bpe.ts, or model/unigram-json.ts), appending ids to one U32List.
  *
  * No per-piece strings are built on the common path (no normalizer or a normalizer that leaves
  * the text as it is, split-only pre-tokenizers): pieces are offsets into the section, the model
@@ -20,6 +20,7 @@
 import type { AddedMatcher, AddedTokenDef } from "./added-vocabulary.js";
 import type { DecodeChain } from "./decode/decoders.js";
 import type { BpeModel } from "./model/bpe.js";
+import type { UnigramModel } from "./model/unigram-json.js";
 import type { Normalize } from "./normalize/normalizers.js";
 import { Int32List, type PieceScanner } from "./pretokenize/scanner.js";
 import type { PieceSink } from "./pretokenize/stages.js";
@@ -42,7 +43,7 @@ export interface PipelineParts {
   readonly chain: (sink: PieceSink) => PieceSink;
   /** The chain's one scanner when that is all it is (run inline), else null. */
   readonly scanner: PieceScanner | null;
-  readonly model: BpeModel;
+  readonly model: BpeModel | UnigramModel;
   readonly decoder: DecodeChain | null;
   readonly notes: readonly string[];
   /** False when a component may differ from the Rust crate on some texts (a note says which). */
@@ -54,7 +55,7 @@ export class Pipeline implements Encoder {
   readonly unsupported = null;
   readonly exact: boolean;
   readonly notes: readonly string[];
-  readonly model: BpeModel;
+  readonly model: BpeModel | UnigramModel;
   readonly byteLevel: boolean;
   readonly #raw: AddedMatcher;
   readonly #normSet: AddedMatcher;

@@ -38,7 +38,7 @@ import {
   type TemplateSet,
 } from "./templates.js";
 import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
-import { coreFromShared, lazyModel, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
+import { coreFromShared, lazyModel, listedScores, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
 import { buildEncoder, EncoderBuildError, type EncoderJson } from "../encoder/build.js";
 import { scannerFor } from "../encoder/pretokenize/index.js";
 import { readFormatDirectory, readTiktokenEncoding } from "./formats/directory.js";
@@ -272,7 +272,7 @@ async function loadEncodingCore(encoding: Encoding, pattern: string | undefined)
     throw e;
   }
   if (!built.ok) throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${source.file}: ${built.unsupported}`);
-  const tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables) } as unknown as TokenizerJson;
+  const tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables, listedScores(built.encoder.model)) } as unknown as TokenizerJson;
   freezeTokenizerJson(tokenizerJson);
   const resolved = resolveSpecialTokens({}, null, { config: CONFIG_FILE, specialTokensMap: SPECIAL_TOKENS_MAP_FILE });
   return Object.freeze({
@@ -314,16 +314,13 @@ async function loadFormatCore(
   let tokenizer;
   let shared;
   let tokenizerJson: TokenizerJson;
-  if (checked.model.type === "Unigram") {
-    // the library fallback runs Unigram, but its ids differ from transformers' on most fixture
-    // texts: refused rather than answered inexactly
-    throw new DeltatokError(
-      "DT_TOKENIZER_UNSUPPORTED",
-      `${file}: SentencePiece Unigram models are not supported (deltatok's encoder has no Unigram model, and the library fallback's ids differ from transformers')`,
-    );
-  }
   if (fe.source === null) {
     const built = await buildTokenizer(checked, runtimeConfig, file);
+    if (built.shared === null && checked.model.type === "Unigram") {
+      // the library fallback's Unigram ids differ from transformers' on most fixture texts:
+      // refused rather than answered inexactly
+      throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${file}: this SentencePiece Unigram model needs ${built.encoder.unsupported ?? "?"}, which deltatok's encoder lacks`);
+    }
     tokenizer = built.encoder;
     shared = built.shared;
     tokenizerJson = checked;
@@ -338,7 +335,7 @@ async function loadFormatCore(
     if (!built.ok) throw new DeltatokError("DT_TOKENIZER_UNSUPPORTED", `${file}: ${built.unsupported}`);
     tokenizer = built.encoder;
     shared = built.shared;
-    tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables) } as unknown as TokenizerJson;
+    tokenizerJson = { ...checked, model: lazyModel(checked.model as Record<string, unknown>, built.encoder.model.tables, listedScores(built.encoder.model)) } as unknown as TokenizerJson;
   }
   freezeTokenizerJson(tokenizerJson);
   const modelBytes = await readBoundedFile(file, 64 * 1024 * 1024, format.format);

@@ -11,6 +11,8 @@
 
 import { encoderFromShared, type SharedEncoder } from "../encoder/build.js";
 import { bpeTableBytes, BpeTables } from "../encoder/model/bpe-tables.js";
+import type { BpeModel } from "../encoder/model/bpe.js";
+import { UnigramModel } from "../encoder/model/unigram-json.js";
 import { scannerFor } from "../encoder/pretokenize/index.js";
 import type { Encoder } from "../encoder/types.js";
 import { DeltatokError } from "../errors.js";
@@ -66,7 +68,7 @@ export class TablesUnsupported extends Error {
 
 /** Bytes of the SharedArrayBuffers of a shared tokenizer. */
 export function sharedTokenizerBytes(s: SharedTokenizer): number {
-  return bpeTableBytes(s.encoder.tables);
+  return bpeTableBytes(s.encoder.tables) + (s.encoder.unigram?.scores.byteLength ?? 0);
 }
 
 const shares = new WeakMap<Core, SharedTokenizer>();
@@ -106,8 +108,24 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
  * read (the encode path never reads them), equal to what tokenizer.json listed (ids by token;
  * merges in rank order, in the file's format; a pair listed twice appears once, at its last rank).
  */
-export function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables): Record<string, unknown> {
+export function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTables, scores: Float64Array | null = null): Record<string, unknown> {
   const model: Record<string, unknown> = { ...skeletonModel };
+  if (scores !== null) {
+    // Unigram: [piece, score] by id, scores as listed
+    let pieces: ReadonlyArray<readonly [string, number]> | undefined;
+    Object.defineProperty(model, "vocab", {
+      enumerable: true,
+      get() {
+        if (pieces === undefined) {
+          const v: Array<readonly [string, number]> = [];
+          for (const [t, id] of tables.entries()) v[id] = Object.freeze([t, scores[id] as number] as const);
+          pieces = Object.freeze(v);
+        }
+        return pieces;
+      },
+    });
+    return model;
+  }
   let vocab: Record<string, number> | undefined;
   let merges: ReadonlyArray<unknown> | undefined;
   Object.defineProperty(model, "vocab", {
@@ -141,6 +159,11 @@ export function lazyModel(skeletonModel: Record<string, unknown>, tables: BpeTab
   return model;
 }
 
+/** A Unigram model's scores as listed (for `model.vocab`), or null for BPE. */
+export function listedScores(model: BpeModel | UnigramModel): Float64Array | null {
+  return model instanceof UnigramModel ? model.listedScores : null;
+}
+
 /** Rebuilds the core `s` describes: the encoder over the shared tables. */
 export function coreFromShared(s: SharedTokenizer): Core {
   if (s === null || typeof s !== "object" || s.format !== "deltatok-shared-tokenizer/2") {
@@ -149,7 +172,7 @@ export function coreFromShared(s: SharedTokenizer): Core {
   try {
     const encoder = encoderFromShared(s.encoder, { scannerFor });
     const sk = s.skeleton;
-    const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables) } as unknown as TokenizerJson;
+    const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables, listedScores(encoder.model)) } as unknown as TokenizerJson;
     freezeTokenizerJson(tokenizerJson);
     return Object.freeze({
       id: s.id,

@@ -426,11 +426,16 @@ export class BpeTables {
 
   /** Id of the token whose unit bytes are `b[from, to)`, or -1. */
   idOfUnits(b: Uint8Array, from: number, to: number): number {
+    return this.idOfUnitsHashed(b, from, to, hashBytes(b, from, to));
+  }
+
+  /** `idOfUnits` with `hashBytes(b, from, to)` already known (`h`). */
+  idOfUnitsHashed(b: Uint8Array, from: number, to: number, h: number): number {
     const slots = this.tokenSlots;
     const units = this.units;
     const starts = this.unitStarts;
     const n = to - from;
-    let slot = hashBytes(b, from, to) & this.tokenMask;
+    let slot = h & this.tokenMask;
     for (;;) {
       const id = slots[slot] as number;
       if (id < 0) return -1;

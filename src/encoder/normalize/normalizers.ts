@@ -1,6 +1,7 @@
 /**
  * tokenizer.json normalizers as functions string → string, with the Rust crate's semantics
- * (normalizers/*.rs): NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend, Sequence.
+ * (normalizers/*.rs): NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend, Precompiled
+ * (precompiled.ts), Sequence.
  * A component this module does not implement is reported by name (the caller then falls back
  * to the library, loudly).
  *
@@ -12,6 +13,7 @@
 
 import { literalPattern, PatternNotTranslated, translateOniguruma } from "../regex/oniguruma.js";
 import { replaceText } from "../regex/pattern-split.js";
+import { precompiledNormalizer } from "./precompiled.js";
 import { TABLE_UNICODE, UNKNOWN_TO_RUST } from "./rust-normalization-table.js";
 
 export type Normalize = (s: string) => string;
@@ -188,6 +190,12 @@ function one(n: Json, where: string): NormalizerBuild {
         },
         ...flags,
       };
+    }
+    case "Precompiled": {
+      const b64 = n["precompiled_charsmap"];
+      if (typeof b64 !== "string") return { ok: false, unsupported: `${where} Precompiled without a string "precompiled_charsmap"` };
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) return { ok: false, unsupported: `${where} Precompiled: precompiled_charsmap is not standard base64` };
+      return { ok: true, normalize: precompiledNormalizer(Buffer.from(b64, "base64")), movesStart: true };
     }
     default:
       return { ok: false, unsupported: `${where} ${String(n["type"])}` };

@@ -8,7 +8,8 @@
  * label, bits 10–31 shifted by 0 or 8 (bit 9) = offset to the children; a leaf unit holds the
  * value in bits 0–30 with bit 31 set, so its label never equals a byte.
  *
- * `longestRule` is darts' commonPrefixSearch keeping the longest match, as the normalizer does.
+ * `longestRule` is darts' commonPrefixSearch keeping the longest match, as sentencepiece's
+ * normalizer does; `shortestRule` keeps the first, as the Rust crate's `Precompiled` does.
  * Every index is bounds-checked: a unit index outside the trie ends the search (no match there),
  * and a replacement offset outside the strings is refused with DT_TOKENIZER_INVALID.
  *
@@ -65,6 +66,33 @@ export class PrecompiledCharsmap {
     }
     if (bestLength > 0) this.replacement = this.#replacementAt(bestValue);
     return bestLength;
+  }
+
+  /**
+   * Length of the shortest rule matching a prefix of `bytes[start, end)` (0 when none does; the
+   * search stops at a NUL byte), with `replacement` set on a match: the first result of darts'
+   * commonPrefixSearch, which the Rust crate's `Precompiled::transform` takes.
+   */
+  shortestRule(bytes: Uint8Array, start: number, end: number): number {
+    const units = this.#units;
+    const n = units.length;
+    if (n === 0) return 0;
+    let nodePos = offsetOf(units[0] as number);
+    for (let i = start; i < end; i++) {
+      const c = bytes[i] as number;
+      if (c === 0) return 0;
+      nodePos = (nodePos ^ c) >>> 0;
+      if (nodePos >= n) return 0;
+      const unit = units[nodePos] as number;
+      if (((unit & 0x800000ff) >>> 0) !== c) return 0;
+      nodePos = (nodePos ^ offsetOf(unit)) >>> 0;
+      if (((unit >>> 8) & 1) === 1) {
+        if (nodePos >= n) return 0;
+        this.replacement = this.#replacementAt((units[nodePos] as number) & 0x7fffffff);
+        return i + 1 - start;
+      }
+    }
+    return 0;
   }
 
   #replacementAt(offset: number): Uint8Array {

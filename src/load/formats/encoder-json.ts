@@ -214,7 +214,9 @@ export function formatEncoderJson(f: Exclude<FormatTokenizer, { format: "tokeniz
       return tekkenJson(f.model);
     case "sentencepiece": {
       const target = spmTarget(config);
-      const json = sentencePieceToTokenizerJson(f.model, target) as unknown as Record<string, unknown>;
+      const json: Record<string, unknown> & { extensions?: EncoderExtensions } = sentencePieceToTokenizerJson(f.model, target) as unknown as Record<string, unknown>;
+      // transformers hands the model's float32 scores to the crate in memory, never through JSON
+      if (f.model.trainer.modelType === "unigram") json.extensions = { unigramScores: "exact" };
       const how = target.kind === "llama" ? `LlamaTokenizer, legacy ${target.legacy}` : "TokenizersBackend";
       return { json, source: null, description: `SentencePiece ${f.model.trainer.modelType} model, as transformers 5 converts it (${how})` };
     }
