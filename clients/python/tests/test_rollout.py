@@ -104,6 +104,32 @@ class RolloutTest(unittest.TestCase):
                 self.assertEqual(q["mask"], a["mask"])
                 self.assertEqual(q["turns"], wq["turns"])
                 self.assertEqual(_nan_none(q["logprobs"]), _nan_none(a["logprobs"]))
+        self._damaged_files_are_coded(binary, d)
+
+    def _damaged_files_are_coded(self, binary, d):
+        """A binary file cut short (its run killed before the index) or with an index naming
+        arrays past its end is DT_BINARY_INVALID, never a JSONDecodeError or a short array."""
+        with open(binary, "rb") as f:
+            data = f.read()
+        (at,) = __import__("struct").unpack_from("<Q", data, len(data) - 8)
+        index = json.loads(data[at:len(data) - 8])
+        cases = {
+            "killed": data[:at],  # the arrays, no index: what SIGKILL leaves
+            "killed-mid-array": data[:at // 2],
+            "torn-index": data[:at + 10] + data[-8:],
+        }
+        forged = json.loads(json.dumps(index))
+        seq = next(r for r in forged["records"] if "sequences" in r)["sequences"][0]
+        seq["count"] = 10 ** 9
+        body = json.dumps(forged).encode("utf-8")
+        cases["forged-count"] = data[:at] + body + __import__("struct").pack("<Q", at)
+        for name, content in cases.items():
+            path = os.path.join(d, name + ".bin")
+            with open(path, "wb") as f:
+                f.write(content)
+            with self.assertRaises(deltatok.DeltatokError, msg=name) as cm:
+                list(deltatok.read_rollouts(path))
+            self.assertEqual(cm.exception.code, "DT_BINARY_INVALID", name)
 
     def test_example_rollout_arrays(self):
         d = tempfile.mkdtemp(prefix="deltatok-rollout-ex-")

@@ -9,6 +9,8 @@ import sys
 from array import array
 from typing import Any, Dict, Iterator, Mapping, Optional
 
+from ._errors import DeltatokInputError
+
 __all__ = ["read_tokens", "read_rollouts", "training_arrays"]
 
 
@@ -23,8 +25,8 @@ def read_tokens(path: str) -> Iterator[Dict[str, Any]]:
             yield rec
             continue
         out = dict(rec)
-        out["ids"] = _values(data, "I", rec["offset"], rec["count"])
-        out["assistant_mask"] = data[rec["mask_offset"]:rec["mask_offset"] + rec["count"]]
+        out["ids"] = _values(data, "I", rec["offset"], rec["count"], path)
+        out["assistant_mask"] = _values(data, "B", rec["mask_offset"], rec["count"], path).tobytes()
         yield out
 
 
@@ -47,9 +49,9 @@ def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
             n = q["count"]
             lp = q["logprobs_offset"]
             sequences.append({
-                "ids": _values(data, "I", q["offset"], n),
-                "mask": _values(data, "B", q["mask_offset"], n),
-                "logprobs": None if lp is None else _values(data, lp_code, lp, n),
+                "ids": _values(data, "I", q["offset"], n, path),
+                "mask": _values(data, "B", q["mask_offset"], n, path),
+                "logprobs": None if lp is None else _values(data, lp_code, lp, n, path),
                 "turns": q["turns"],
             })
         yield {"id": rec["id"], "sequences": sequences, "splits": rec["splits"], "drift": rec["drift"]}
@@ -70,20 +72,37 @@ def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     return {"ids": ids, "mask": mask, "logprobs": lps, "turns": sequence["turns"]}
 
 
+def _invalid(path: str, why: str) -> DeltatokInputError:
+    return DeltatokInputError("DT_BINARY_INVALID", "%s %s" % (path, why), path)
+
+
 def _open(path: str, magic: Any, what: str):
-    """The file's bytes and its JSON index (at the offset the last 8 bytes give)."""
+    """The file's bytes and its JSON index (at the offset the last 8 bytes give); a file that is
+    not one, or was killed before its index was written, is DT_BINARY_INVALID."""
     with open(path, "rb") as f:
         data = f.read()
     if data[:8] not in (magic if isinstance(magic, tuple) else (magic,)) or len(data) < 16:
-        raise ValueError("%s is not a deltatok %s file" % (path, what))
+        raise _invalid(path, "is not a deltatok %s file" % what)
     (at,) = struct.unpack_from("<Q", data, len(data) - 8)
-    return data, json.loads(data[at:len(data) - 8].decode("utf-8"))
+    if at < 8 or at > len(data) - 8:
+        raise _invalid(path, "has no index: its run was killed before the end (run it again)")
+    try:
+        index = json.loads(data[at:len(data) - 8].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise _invalid(path, "has no readable index: its run was killed before the end (run it again)") from None
+    if not isinstance(index, dict) or not isinstance(index.get("records"), list):
+        raise _invalid(path, "has an index without records")
+    return data, index
 
 
-def _values(data: bytes, code: str, offset: int, count: int) -> array:
-    """`count` little-endian values of array type `code` at `offset`."""
+def _values(data: bytes, code: str, offset: int, count: int, path: str) -> array:
+    """`count` little-endian values of array type `code` at `offset` (DT_BINARY_INVALID when
+    they are not all inside the file)."""
     a = array(code)
-    a.frombytes(data[offset:offset + a.itemsize * count])
+    end = offset + a.itemsize * count
+    if not isinstance(offset, int) or not isinstance(count, int) or offset < 8 or count < 0 or end > len(data):
+        raise _invalid(path, "names %r values at offset %r past its end" % (count, offset))
+    a.frombytes(data[offset:end])
     if sys.byteorder == "big" and a.itemsize > 1:
         a.byteswap()
     return a
