@@ -31,6 +31,7 @@ import type { U32List } from "../u32-list.js";
 import { BpeTables, BpeTablesError, buildBpeTables, type BpeTableBuffers } from "./bpe-tables.js";
 import { PieceMemo } from "./piece-memo.js";
 import { serdeJsonF64 } from "./serde-float.js";
+import { utf8Into } from "./utf8.js";
 
 const UNK_PENALTY = 10;
 /** Best-path arrays longer than this many positions are dropped after the text (16 bytes each). */
@@ -313,35 +314,6 @@ export class UnigramModel {
   #utf8(text: string, s: number, e: number): number {
     let b = this.#bytes;
     if (b.length < (e - s) * 3) b = this.#bytes = new Uint8Array((e - s) * 3 * 2);
-    let n = 0;
-    for (let i = s; i < e; i++) {
-      let c = text.charCodeAt(i);
-      if (c < 0x80) {
-        b[n++] = c;
-        continue;
-      }
-      if (c < 0x800) {
-        b[n++] = 0xc0 | (c >> 6);
-        b[n++] = 0x80 | (c & 63);
-        continue;
-      }
-      if (c >= 0xd800 && c <= 0xdfff) {
-        const d = i + 1 < e ? text.charCodeAt(i + 1) : 0;
-        if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
-          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-          i++;
-          b[n++] = 0xf0 | (c >> 18);
-          b[n++] = 0x80 | ((c >> 12) & 63);
-          b[n++] = 0x80 | ((c >> 6) & 63);
-          b[n++] = 0x80 | (c & 63);
-          continue;
-        }
-        c = 0xfffd;
-      }
-      b[n++] = 0xe0 | (c >> 12);
-      b[n++] = 0x80 | ((c >> 6) & 63);
-      b[n++] = 0x80 | (c & 63);
-    }
-    return n;
+    return utf8Into(text, s, e, b);
   }
 }
