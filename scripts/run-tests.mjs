@@ -17,20 +17,31 @@ import { availableParallelism } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// Files that take longest (seconds, one file alone on a 2-CPU machine); started first so the
-// tail of a run is not one long file running alone.
+// Files that took longest in a full run on a 2-CPU machine (longest first); started first so
+// the tail of a run is not one long file running alone.
 const SLOW_FIRST = [
-  "serve-cluster-nginx.test.js",
+  "cli-shard-merge-outputs.test.js",
+  "python-transformers-matrix.test.js",
+  "cli-replay-signals.test.js",
+  "hostile-template.test.js",
+  "cli-exit-codes.test.js",
+  "cli-tokenize.test.js",
+  "stream-counter.test.js",
   "client-python-unittest.test.js",
-  "client-python-reference.test.js",
+  "load-shared-tables.test.js",
+  "cli-shard-merge.test.js",
+  "cli-rollout.test.js",
+  "pool-shared-tables.test.js",
+  "tokenize-regex-oniguruma.test.js",
+  "pool-worker-memory.test.js",
+  "budget.test.js",
+  "pool-cli-replay.test.js",
+  "cli-merge-refusals.test.js",
+  "serve-python-client.test.js",
   "encoder-ids.test.js",
-  "incremental-equals-full.test.js",
-  "encoder-pretokenize-differential.test.js",
-  "template-golden.test.js",
-  "engine-golden.test.js",
-  "formats-sentencepiece.test.js",
-  "formats-spm-transformers.test.js",
-  "formats-tiktoken.test.js",
+  "api-vocabulary.test.js",
+  "formats-incremental.test.js",
+  "serve-cluster-nginx.test.js",
 ];
 
 function parseArgs(argv) {
