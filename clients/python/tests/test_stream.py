@@ -94,6 +94,31 @@ class StreamTest(unittest.TestCase):
             so_far += ch
             self.assertEqual(got, self.tok.osl({"role": "assistant", "content": so_far}))
 
+    def test_async_osl_honours_the_template_override(self):
+        """The async osl and message_counter take chat_template and the tokenizer's override,
+        as the blocking ones do (they used to ignore both)."""
+        from deltatok.aio import AsyncAutoTokenizer
+        template = "{% for m in messages %}<<{{ m.role }}>>{{ m.content }}<</{{ m.role }}>>{% endfor %}"
+        message = {"role": "assistant", "content": "Hello there, world."}
+
+        async def main():
+            tok = await AsyncAutoTokenizer.from_pretrained("qwen3", date=support.DATE, command=support.COMMAND)
+            try:
+                by_argument = await tok.osl(message, chat_template=template)
+                mc = await tok.message_counter(chat_template=template)
+                streamed = await mc.append({"content": message["content"]})
+                await mc.close()
+                tok.chat_template = template
+                by_override = await tok.osl(message)
+                return by_argument, streamed, by_override
+            finally:
+                await tok.aclose()
+
+        by_argument, streamed, by_override = asyncio.run(main())
+        want = self.tok.osl(message, chat_template=template)
+        self.assertNotEqual(want, self.tok.osl(message))  # the template changes the answer
+        self.assertEqual((by_argument, streamed, by_override), (want, want, want))
+
     def test_http_client(self):
         with support.HttpServer() as server:
             client = deltatok.DeltatokHttpClient(server.url)

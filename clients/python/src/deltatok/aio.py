@@ -25,6 +25,7 @@ from ._ops import PlanGen, arun, arun_many, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable, route_of
 from ._tokenizer import DeltatokTokenizer, engine_args, split_options
 from ._errors import NOT_FOUND_HELP, DeltatokNotFoundError
+from ._stream import message_counter_params
 from ._transport import DEFAULT_TIMEOUT, HttpTransport, _answer, _envelope
 
 __all__ = ["AsyncDeltatokClient", "AsyncDeltatokHttpClient", "AsyncAutoTokenizer", "AsyncDeltatokTokenizer"]
@@ -247,6 +248,14 @@ class AsyncDeltatokTokenizer:
         # attributes (eos_token, vocab_size, padding_side, ...) and pure helpers of the blocking view
         return getattr(self._tok, name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # settings (chat_template, padding_side, ...) go to the blocking view, which the coroutines
+        # read them from, so `tok.chat_template = t` means the same on both
+        if name in ("client", "_tok", "_owns"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._tok, name, value)
+
     def __len__(self) -> int:
         return len(self._tok)
 
@@ -290,20 +299,24 @@ class AsyncDeltatokTokenizer:
         return await self.client.text_counter(max_look_back)
 
     async def message_counter(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
-                              max_look_back: Optional[int] = None) -> Any:
-        """An AsyncMessageCounter (see DeltatokTokenizer.message_counter)."""
+                              chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> Any:
+        """An AsyncMessageCounter (see DeltatokTokenizer.message_counter): the same arguments, the
+        tokenizer's chat_template override included."""
         kw = self._tok._template_kwargs(chat_template_kwargs or {})
         pta = self._tok._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments
-        return await self.client.message_counter(chat_template_kwargs=kw, parse_tool_arguments=bool(pta), max_look_back=max_look_back)
+        template = chat_template if chat_template is not None else self._tok._template_override
+        return await self.client.message_counter(chat_template=template, chat_template_kwargs=kw, parse_tool_arguments=bool(pta),
+                                                 max_look_back=max_look_back)
 
     async def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None,
-                  parse_tool_arguments: Optional[bool] = None) -> int:
+                  parse_tool_arguments: Optional[bool] = None, chat_template: Optional[str] = None) -> int:
+        """OSL of an assistant message (see DeltatokTokenizer.osl): the same arguments, the
+        tokenizer's chat_template override included."""
         kw = self._tok._template_kwargs(chat_template_kwargs or {})
-        p: Dict[str, Any] = {"message": dict(message)}
-        if kw:
-            p["chat_template_kwargs"] = kw
-        if self._tok._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments:
-            p["parse_tool_arguments"] = True
+        pta = self._tok._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments
+        template = chat_template if chat_template is not None else self._tok._template_override
+        p = message_counter_params(template, kw, bool(pta))
+        p["message"] = dict(message)
         return (await self.client.acall("count_message", p))["count"]
 
     async def stats(self) -> Dict[str, Any]:
