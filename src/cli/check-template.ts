@@ -133,10 +133,15 @@ function rollProbe(dt: Deltatok, p: Probe): { r: Rollout; messages: Msg[] } | { 
   return { error: first as DeltatokError };
 }
 
-export function checkTemplate(dt: Deltatok, templateName: string): TemplateCheck {
+/**
+ * Runs the probes; `onProbe` hears of each before it runs (a large template renders each probe's
+ * prompts in full, so a long check says where it is).
+ */
+export function checkTemplate(dt: Deltatok, templateName: string, onProbe?: (index: number, total: number, probe: string) => void): TemplateCheck {
   const probes: ProbeResult[] = [];
   let genKept: boolean | null = null;
-  for (const p of PROBES) {
+  for (const [i, p] of PROBES.entries()) {
+    onProbe?.(i, PROBES.length, p.name);
     const out = rollProbe(dt, p);
     if ("error" in out) {
       probes.push({ probe: p.name, keepsPrefix: null, error: { code: out.error.code, message: out.error.message } });

@@ -513,7 +513,11 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
 
 async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
   const { dt } = await loadEngine(v);
-  const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`);
+  // a line per probe (each renders its prompts in full: seconds each on a multi-megabyte template)
+  const progress = new Progress(progressFlag(v) ?? true);
+  const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`, (i, n, name) =>
+    progress.line(`check-template: probe ${i + 1}/${n}: ${name}`),
+  );
   if (file !== undefined) {
     check.corpus = await rolloutCorpus(dt, file, "/dev/null", {
       signal: undefined,
