@@ -98,23 +98,7 @@ export class AddedMatcher {
     }
     this.empty = this.#tokens.length === 0;
     this.flagged = flagged;
-    let prefix: string | null = null;
-    for (let t = 0; t < tokens.length; t++) {
-      const c = contents[t] as string;
-      if (c.length === 0) continue;
-      if (prefix === null) prefix = c;
-      else {
-        let k = 0;
-        while (k < prefix.length && k < c.length && prefix.charCodeAt(k) === c.charCodeAt(k)) k++;
-        prefix = prefix.slice(0, k);
-      }
-    }
-    // a lone high surrogate is no place to search from
-    if (prefix !== null && prefix.length > 0) {
-      const last = prefix.charCodeAt(prefix.length - 1);
-      if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
-    }
-    this.#prefix = prefix ?? "";
+    this.#prefix = sharedPrefix(contents.slice(0, tokens.length));
   }
 
   /** The longest token starting at i of s (before `end`): its index and end, or null. */
@@ -192,4 +176,24 @@ export class AddedMatcher {
     }
     if (startOffset < to) piece(startOffset, to);
   }
+}
+
+/**
+ * The start every non-empty token text shares ("<" for most chat tokenizers), where a scan for
+ * them can jump with indexOf; "" when they share none. Never ends inside a surrogate pair.
+ */
+export function sharedPrefix(texts: Iterable<string>): string {
+  let prefix: string | null = null;
+  for (const c of texts) {
+    if (c.length === 0) continue;
+    if (prefix === null) prefix = c;
+    else {
+      let k = 0;
+      while (k < prefix.length && k < c.length && prefix.charCodeAt(k) === c.charCodeAt(k)) k++;
+      prefix = prefix.slice(0, k);
+    }
+  }
+  if (prefix === null) return "";
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? prefix.slice(0, -1) : prefix;
 }

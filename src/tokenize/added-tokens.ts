@@ -13,6 +13,7 @@
  * tokens may also be produced by the model from ordinary text, so those are matched (they affect
  * where boundary tokens are found) but never cut at.
  */
+import { sharedPrefix } from "../encoder/added-vocabulary.js";
 
 /** The fields of a tokenizer.json `added_tokens` entry that matter here. */
 export interface AddedTokenSpec {
@@ -89,20 +90,7 @@ export class AddedTokenScanner {
     this.maxTokenLength = maxLen;
     this.boundaryTokenCount = boundaries;
     // the start every raw token shares ("<" for most chat tokenizers): scan jumps to it with indexOf
-    let prefix: string | null = null;
-    for (const c of this.#contentById.values()) {
-      if (prefix === null) prefix = c;
-      else {
-        let k = 0;
-        while (k < prefix.length && k < c.length && prefix.charCodeAt(k) === c.charCodeAt(k)) k++;
-        prefix = prefix.slice(0, k);
-      }
-    }
-    if (prefix !== null && prefix.length > 0) {
-      const last = prefix.charCodeAt(prefix.length - 1);
-      if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
-    }
-    this.#prefix = prefix ?? "";
+    this.#prefix = sharedPrefix(this.#contentById.values());
   }
 
   readonly #prefix: string;

@@ -122,10 +122,7 @@ export class BpeModel {
     const h = PieceMemo.hash(text, s, e);
     const k = memo.find(text, s, e, h);
     if (k >= 0) {
-      const n = memo.idCount(k);
-      out.reserve(n);
-      memo.copyIds(k, out.data, out.length);
-      out.length += n;
+      memo.appendIds(k, out);
       return;
     }
     const before = out.length;

@@ -12,6 +12,7 @@
  *
  * Layer: encoder.
  */
+import type { U32List } from "../u32-list.js";
 
 export interface PieceMemoSizes {
   /** Most pieces held. @defaultValue 131072 */
@@ -93,16 +94,16 @@ export class PieceMemo {
     }
   }
 
-  /** Appends the ids of entry k to out[at…]; returns their number. `out` must have room (see idCount). */
-  idCount(k: number): number {
-    return this.#valLen[k] as number;
-  }
-
-  copyIds(k: number, out: Uint32Array, at: number): void {
+  /** Appends the ids of entry k (from find) to `out`. */
+  appendIds(k: number, out: U32List): void {
     const vs = this.#valStart[k] as number;
     const n = this.#valLen[k] as number;
+    out.reserve(n);
+    const data = out.data;
+    const at = out.length;
     const vals = this.#vals;
-    for (let i = 0; i < n; i++) out[at + i] = vals[vs + i] as number;
+    for (let i = 0; i < n; i++) data[at + i] = vals[vs + i] as number;
+    out.length = at + n;
   }
 
   /** Remembers text[s, e) (hash h, not present) → ids[from, to). */
