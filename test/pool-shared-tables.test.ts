@@ -126,7 +126,7 @@ test("a tokenizer without a shared form is loaded per worker, with a DELTATOK_TA
       join(dir, "tokenizer.json"),
       JSON.stringify({
         version: "1.0",
-        added_tokens: [{ id: 4, content: "<s>", special: true }],
+        added_tokens: [{ id: 4, content: "<s>", special: true, lstrip: false, rstrip: false, single_word: false, normalized: false }],
         normalizer: null,
         pre_tokenizer: { type: "Whitespace" },
         post_processor: null,

@@ -263,7 +263,7 @@ async function loadEncodingCore(encoding: Encoding, pattern: string | undefined)
   const { name, source } = encoding;
   const format = readTiktokenEncoding(name, source.bytes, source.file, pattern ?? null);
   const fe = formatEncoderJson(format, {}, null);
-  const checked = checkTokenizerJson(fe.json, source.file);
+  const checked = checkTokenizerJson(fe.json, source.file, "converted");
   let built;
   try {
     built = buildEncoder(checked as unknown as EncoderJson, { scannerFor }, fe.source ?? undefined);
@@ -309,7 +309,7 @@ async function loadFormatCore(
   }
   const file = format.file;
   const fe = formatEncoderJson(format, config, addedTokenContents(config, join(dir, CONFIG_FILE)));
-  const checked = checkTokenizerJson(fe.json, file);
+  const checked = checkTokenizerJson(fe.json, file, "converted");
   const runtimeConfig = configForRuntime(config, resolved);
   let tokenizer;
   let shared;

@@ -75,20 +75,20 @@ function checkFallbackModel(model: Record<string, unknown>, type: string, file: 
   }
 }
 
-function checkAddedToken(raw: unknown, i: number, file: string): AddedTokenJson {
+function checkAddedToken(raw: unknown, i: number, file: string, strict: boolean): AddedTokenJson {
   const field = `added_tokens[${i}]`;
   if (!isObject(raw)) throw invalid(file, `${field} must be an object`, field);
   const { id, content } = raw;
   if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > MAX_ID) {
     throw invalid(file, `${field}.id must be a token id (an integer in 0..${MAX_ID}), got ${String(id)}`, `${field}.id`);
   }
-  if (typeof content !== "string" || content === "") {
+  if (typeof content !== "string" || (content === "" && !strict)) {
     throw invalid(file, `${field}.content must be a non-empty string`, `${field}.content`);
   }
   const flag = (name: string, dflt: boolean): boolean => {
     const v = raw[name];
-    if (v === undefined || v === null) return dflt;
-    if (typeof v !== "boolean") throw invalid(file, `${field}.${name} must be true or false`, `${field}.${name}`);
+    if ((v === undefined || v === null) && !strict) return dflt;
+    if (typeof v !== "boolean") throw invalid(file, `${field}.${name} must be true or false${strict ? " (the Rust crate requires every flag)" : ""}`, `${field}.${name}`);
     return v;
   };
   const special = flag("special", false);
@@ -104,13 +104,95 @@ function checkAddedToken(raw: unknown, i: number, file: string): AddedTokenJson 
   return token;
 }
 
+/** The top-level fields the Rust crate's deserializer knows; any other is refused there. */
+const TOP_LEVEL = new Set(["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"]);
+
+function checkTopLevel(parsed: Record<string, unknown>, file: string): void {
+  for (const key of Object.keys(parsed)) {
+    if (!TOP_LEVEL.has(key)) throw invalid(file, `unknown top-level field ${JSON.stringify(key)} (the Rust crate refuses it)`, key);
+  }
+  const version = parsed["version"];
+  if (version !== undefined && version !== "1.0") throw invalid(file, `unknown tokenizer version ${JSON.stringify(version)} (the Rust crate reads "1.0")`, "version");
+}
+
+/** A model's own id of a token, and its vocabulary size, as the Rust crate's models answer them. */
+function modelVocabulary(model: Record<string, unknown>, type: string): { idOf(token: string): number | undefined; size: number } {
+  const vocab = model["vocab"];
+  if (type === "Unigram" && Array.isArray(vocab)) {
+    let index: Map<string, number> | null = null;
+    return {
+      size: vocab.length,
+      idOf: (token) => {
+        if (index === null) {
+          index = new Map();
+          for (let i = 0; i < vocab.length; i++) {
+            const piece = (vocab[i] as unknown[])[0];
+            if (typeof piece === "string" && !index.has(piece)) index.set(piece, i);
+          }
+        }
+        return index.get(token);
+      },
+    };
+  }
+  const map = isObject(vocab) ? vocab : {};
+  let size = -1;
+  return {
+    get size() {
+      if (size < 0) size = Object.keys(map).length;
+      return size;
+    },
+    idOf: (token) => (Object.hasOwn(map, token) ? (map[token] as number) : undefined),
+  };
+}
+
+/**
+ * The added tokens as the Rust crate loads them: the `id` written in the file is not read. In
+ * file order, a token whose content is already an added token or in the model's vocabulary takes
+ * that id; any other takes the vocabulary size if no added id reaches it yet, else the largest
+ * added id + 1. An empty content is skipped, and so is an exact repeat (same content and flags);
+ * a later token given an id already taken replaces the earlier one. Files the crate wrote always
+ * agree with this; where a file's ids differ, a DELTATOK_ADDED_TOKEN_ID warning says so (the
+ * crate logs the same).
+ */
+function assignAddedIds(tokens: readonly AddedTokenJson[], model: Record<string, unknown>, type: string, file: string): AddedTokenJson[] {
+  const vocab = modelVocabulary(model, type);
+  const byContent = new Map<string, number>();
+  const byId = new Map<number, AddedTokenJson>();
+  let maxAdded = -1;
+  const moved: string[] = [];
+  for (const t of tokens) {
+    if (t.content === "") continue;
+    const same = byId.get(byContent.get(t.content) ?? -1);
+    if (same !== undefined && same.content === t.content && same.special === t.special && same.lstrip === t.lstrip && same.rstrip === t.rstrip && same.single_word === t.single_word && same.normalized === t.normalized) continue;
+    let id = byContent.get(t.content) ?? vocab.idOf(t.content);
+    if (id === undefined) id = maxAdded < 0 ? vocab.size : maxAdded >= vocab.size || vocab.size === 0 ? maxAdded + 1 : vocab.size;
+    if (id !== t.id) moved.push(`${JSON.stringify(t.content)} ${t.id} → ${id}`);
+    byContent.set(t.content, id);
+    maxAdded = Math.max(maxAdded, id);
+    byId.set(id, id === t.id ? t : { ...t, id });
+  }
+  if (moved.length > 0) {
+    process.emitWarning(`${file}: ${moved.length} added token(s) get another id than the file writes, as the Rust crate loads them: ${moved.slice(0, 3).join(", ")}${moved.length > 3 ? ", ..." : ""}`, {
+      code: "DELTATOK_ADDED_TOKEN_ID",
+    });
+  }
+  return [...byId.values()];
+}
+
 /**
  * Checks the parts of tokenizer.json deltatok relies on and returns the typed view: a new top-level
  * object whose `added_tokens` entries carry every flag and whose `model` carries its `type`
  * (vocabularies and merges are shared with `parsed`, not copied).
+ *
+ * A tokenizer.json read from a file (`source` "file") is held to what the Rust crate's
+ * deserializer accepts — known top-level fields, version "1.0", every added-token flag present —
+ * and its added tokens get the ids the crate gives them (assignAddedIds). A tokenizer.json deltatok
+ * converted from another format ("converted") carries the ids its format defines.
  */
-export function checkTokenizerJson(parsed: unknown, file: string): TokenizerJson {
+export function checkTokenizerJson(parsed: unknown, file: string, source: "file" | "converted" = "file"): TokenizerJson {
   if (!isObject(parsed)) throw invalid(file, "must hold a JSON object");
+  const strict = source === "file";
+  if (strict) checkTopLevel(parsed, file);
   const model = parsed["model"];
   if (model === undefined) throw invalid(file, 'has no "model"', "model");
   if (!isObject(model)) throw invalid(file, '"model" must be an object', "model");
@@ -128,7 +210,8 @@ export function checkTokenizerJson(parsed: unknown, file: string): TokenizerJson
   const added = parsed["added_tokens"];
   if (added === undefined) throw invalid(file, 'has no "added_tokens"', "added_tokens");
   if (!Array.isArray(added)) throw invalid(file, '"added_tokens" must be a list', "added_tokens");
-  const addedTokens = added.map((t: unknown, i) => checkAddedToken(t, i, file));
+  const checkedAdded = added.map((t: unknown, i) => checkAddedToken(t, i, file, strict));
+  const addedTokens = strict ? assignAddedIds(checkedAdded, model, type, file) : checkedAdded;
 
   const out: Record<string, unknown> = { ...parsed };
   for (const key of COMPONENTS) {
