@@ -90,6 +90,7 @@ const CASES: Array<[string, (j: Json, added: Added[]) => void]> = [
   ["an exact repeat", (_j, a) => void a.splice(1, 0, structuredClone(a[0]!))],
   ["an empty content", (_j, a) => void (a[1]!.content = "")],
   ["a vocabulary token sharing an id", (j) => void ((j.model as { vocab: Record<string, number> }).vocab["zzzq"] = 1000)],
+  ["a vocabulary with a hole (a byte in no merge)", (j) => void delete (j.model as { vocab: Record<string, number> }).vocab["\u0100"]],
   ["an added content in the vocabulary on a taken id", (j) => void ((j.model as { vocab: Record<string, number> }).vocab["<|im_end|>"] = 6)],
   ...(["special", "lstrip", "rstrip", "single_word", "normalized", "content", "id"] as const).flatMap((f): Array<[string, (j: Json, a: Added[]) => void]> => [
     [`no ${f}`, (_j, a) => void delete (a[2] as Partial<Added>)[f]],

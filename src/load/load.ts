@@ -37,7 +37,7 @@ import {
   templatesFromValue,
   type TemplateSet,
 } from "./templates.js";
-import { buildTokenizer, checkTokenizerJson, freezeTokenizerJson } from "./tokenizer-json.js";
+import { addedIdsVocabSize, buildTokenizer, checkTokenizerJson, freezeTokenizerJson, modelVocabSize, warnMovedAddedIds } from "./tokenizer-json.js";
 import { coreFromShared, lazyModel, listedScores, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
 import { buildEncoder, EncoderBuildError, type EncoderJson } from "../encoder/build.js";
 import { scannerFor } from "../encoder/pretokenize/index.js";
@@ -237,9 +237,19 @@ async function loadCore(dir: string, pattern: string | undefined, encoding?: Enc
     throw new DeltatokError("DT_INVALID_OPTION", `the pattern option applies to tiktoken rank files; ${dir} holds tokenizer.json`, { path: "options.pattern" });
   }
 
-  const tokenizerJson = checkTokenizerJson(parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID"), tokenizerFile);
+  const parsed = parseJsonBytes(tokenizerBytes, tokenizerFile, "DT_TOKENIZER_INVALID");
+  let tokenizerJson = checkTokenizerJson(parsed, tokenizerFile);
   const runtimeConfig = configForRuntime(config, resolved);
-  const built = await buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
+  let built = await buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
+  // added-token ids were assigned with the vocabulary size the file implies: where the built
+  // model has another, check and build again with it (a file the Rust crate did not write)
+  const size = modelVocabSize(tokenizerJson, built.encoder);
+  const assumed = addedIdsVocabSize(tokenizerJson);
+  if (assumed !== null && assumed !== size) {
+    tokenizerJson = checkTokenizerJson(parsed, tokenizerFile, "file", size);
+    built = await buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
+  }
+  warnMovedAddedIds(tokenizerJson, tokenizerFile);
   freezeTokenizerJson(tokenizerJson);
   const id = await tokenizerIdentity(tokenizerBytes, configBytes);
 

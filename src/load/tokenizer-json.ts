@@ -115,34 +115,47 @@ function checkTopLevel(parsed: Record<string, unknown>, file: string): void {
   if (version !== undefined && version !== "1.0") throw invalid(file, `unknown tokenizer version ${JSON.stringify(version)} (the Rust crate reads "1.0")`, "version");
 }
 
-/** A model's own id of a token, and its vocabulary size, as the Rust crate's models answer them. */
-function modelVocabulary(model: Record<string, unknown>, type: string): { idOf(token: string): number | undefined; size: number } {
+/** A model's own id of a token, as the Rust crate's models answer it. */
+function modelTokenIds(model: Record<string, unknown>, type: string): (token: string) => number | undefined {
   const vocab = model["vocab"];
   if (type === "Unigram" && Array.isArray(vocab)) {
     let index: Map<string, number> | null = null;
-    return {
-      size: vocab.length,
-      idOf: (token) => {
-        if (index === null) {
-          index = new Map();
-          for (let i = 0; i < vocab.length; i++) {
-            const piece = (vocab[i] as unknown[])[0];
-            if (typeof piece === "string" && !index.has(piece)) index.set(piece, i);
-          }
+    return (token) => {
+      if (index === null) {
+        index = new Map();
+        for (let i = 0; i < vocab.length; i++) {
+          const piece = (vocab[i] as unknown[])[0];
+          if (typeof piece === "string" && !index.has(piece)) index.set(piece, i);
         }
-        return index.get(token);
-      },
+      }
+      return index.get(token);
     };
   }
   const map = isObject(vocab) ? vocab : {};
-  let size = -1;
-  return {
-    get size() {
-      if (size < 0) size = Object.keys(map).length;
-      return size;
-    },
-    idOf: (token) => (Object.hasOwn(map, token) ? (map[token] as number) : undefined),
-  };
+  return (token) => (Object.hasOwn(map, token) ? (map[token] as number) : undefined);
+}
+
+/** How a checked file's added-token ids were assigned: the vocabulary size used (null: none needed) and the ids that moved. */
+const ADDED_IDS = new WeakMap<object, { size: number | null; moved: readonly string[] }>();
+
+/**
+ * The vocabulary size a checked tokenizer.json's added-token ids were assigned with, or null when
+ * no added token needed it. Counting a large vocabulary object's keys costs more than the rest of
+ * the check, so the size is first taken from the file (the id it writes for the first added token
+ * outside the vocabulary, right for every file the crate wrote); the loader compares it with the
+ * built model's size and checks the file again with that size when they differ.
+ */
+export function addedIdsVocabSize(json: TokenizerJson): number | null {
+  return ADDED_IDS.get(json)?.size ?? null;
+}
+
+/** The DELTATOK_ADDED_TOKEN_ID warning for a checked file whose added-token ids moved (once its ids are final). */
+export function warnMovedAddedIds(json: TokenizerJson, file: string): void {
+  const moved = ADDED_IDS.get(json)?.moved ?? [];
+  if (moved.length === 0) return;
+  process.emitWarning(`${file}: ${moved.length} added token(s) get another id than the file writes, as the Rust crate loads them: ${moved.slice(0, 3).join(", ")}${moved.length > 3 ? ", ..." : ""}`, {
+    code: "DELTATOK_ADDED_TOKEN_ID",
+  });
 }
 
 /**
@@ -154,29 +167,33 @@ function modelVocabulary(model: Record<string, unknown>, type: string): { idOf(t
  * agree with this; where a file's ids differ, a DELTATOK_ADDED_TOKEN_ID warning says so (the
  * crate logs the same).
  */
-function assignAddedIds(tokens: readonly AddedTokenJson[], model: Record<string, unknown>, type: string, file: string): AddedTokenJson[] {
-  const vocab = modelVocabulary(model, type);
+function assignAddedIds(
+  tokens: readonly AddedTokenJson[],
+  model: Record<string, unknown>,
+  type: string,
+  vocabSize: number | undefined,
+): { tokens: AddedTokenJson[]; size: number | null; moved: string[] } {
+  const idOf = modelTokenIds(model, type);
   const byContent = new Map<string, number>();
   const byId = new Map<number, AddedTokenJson>();
+  let size: number | null = vocabSize ?? null;
   let maxAdded = -1;
   const moved: string[] = [];
   for (const t of tokens) {
     if (t.content === "") continue;
     const same = byId.get(byContent.get(t.content) ?? -1);
     if (same !== undefined && same.content === t.content && same.special === t.special && same.lstrip === t.lstrip && same.rstrip === t.rstrip && same.single_word === t.single_word && same.normalized === t.normalized) continue;
-    let id = byContent.get(t.content) ?? vocab.idOf(t.content);
-    if (id === undefined) id = maxAdded < 0 ? vocab.size : maxAdded >= vocab.size || vocab.size === 0 ? maxAdded + 1 : vocab.size;
+    let id = byContent.get(t.content) ?? idOf(t.content);
+    if (id === undefined) {
+      size ??= t.id; // taken on trust from the file; the loader checks it (addedIdsVocabSize)
+      id = maxAdded < 0 ? size : maxAdded >= size || size === 0 ? maxAdded + 1 : size;
+    }
     if (id !== t.id) moved.push(`${JSON.stringify(t.content)} ${t.id} → ${id}`);
     byContent.set(t.content, id);
     maxAdded = Math.max(maxAdded, id);
     byId.set(id, id === t.id ? t : { ...t, id });
   }
-  if (moved.length > 0) {
-    process.emitWarning(`${file}: ${moved.length} added token(s) get another id than the file writes, as the Rust crate loads them: ${moved.slice(0, 3).join(", ")}${moved.length > 3 ? ", ..." : ""}`, {
-      code: "DELTATOK_ADDED_TOKEN_ID",
-    });
-  }
-  return [...byId.values()];
+  return { tokens: [...byId.values()], size, moved };
 }
 
 /**
@@ -189,7 +206,7 @@ function assignAddedIds(tokens: readonly AddedTokenJson[], model: Record<string,
  * and its added tokens get the ids the crate gives them (assignAddedIds). A tokenizer.json deltatok
  * converted from another format ("converted") carries the ids its format defines.
  */
-export function checkTokenizerJson(parsed: unknown, file: string, source: "file" | "converted" = "file"): TokenizerJson {
+export function checkTokenizerJson(parsed: unknown, file: string, source: "file" | "converted" = "file", vocabSize?: number): TokenizerJson {
   if (!isObject(parsed)) throw invalid(file, "must hold a JSON object");
   const strict = source === "file";
   if (strict) checkTopLevel(parsed, file);
@@ -211,7 +228,8 @@ export function checkTokenizerJson(parsed: unknown, file: string, source: "file"
   if (added === undefined) throw invalid(file, 'has no "added_tokens"', "added_tokens");
   if (!Array.isArray(added)) throw invalid(file, '"added_tokens" must be a list', "added_tokens");
   const checkedAdded = added.map((t: unknown, i) => checkAddedToken(t, i, file, strict));
-  const addedTokens = strict ? assignAddedIds(checkedAdded, model, type, file) : checkedAdded;
+  const assigned = strict ? assignAddedIds(checkedAdded, model, type, vocabSize) : null;
+  const addedTokens = assigned?.tokens ?? checkedAdded;
 
   const out: Record<string, unknown> = { ...parsed };
   for (const key of COMPONENTS) {
@@ -223,7 +241,18 @@ export function checkTokenizerJson(parsed: unknown, file: string, source: "file"
   }
   out["added_tokens"] = addedTokens;
   out["model"] = rawType === undefined ? { ...model, type } : model;
+  if (assigned !== null) ADDED_IDS.set(out, { size: assigned.size, moved: assigned.moved });
   return out as unknown as TokenizerJson;
+}
+
+/** A model's vocabulary size as the Rust crate counts it (`get_vocab_size`: its distinct tokens). */
+export function modelVocabSize(json: TokenizerJson, encoder: Encoder): number {
+  // deltatok's BPE tables counted them while building
+  const tokenCount = (encoder as { model?: { tables?: { tokenCount?: unknown } } }).model?.tables?.tokenCount;
+  if (typeof tokenCount === "number") return tokenCount;
+  const vocab = json.model["vocab"];
+  if (Array.isArray(vocab)) return vocab.length;
+  return isObject(vocab) ? Object.keys(vocab).length : 0;
 }
 
 /** A built tokenizer: deltatok's encoder with its shareable form, or the library fallback (not shareable). */
