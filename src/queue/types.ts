@@ -66,7 +66,7 @@ export type QueueResult =
   /** An RL rollout (sequences, splits, drift): api/rollout.ts `rolloutJson`. */
   | { ok: true; kind: "rollout"; rollout: Record<string, unknown>; worker: number }
   /**
-   * The item was not answered with a count. Input errors carry the engine's code (and path);
+   * The item was not answered with a count. Input errors carry the Deltatok's code (and path);
    * infrastructure failures are DT_WORKER_CRASHED, DT_WORKER_OUT_OF_MEMORY (the item took a
    * worker past its heap limit twice, the second time alone), DT_WORKER_STARTUP,
    * DT_DRAIN_TIMEOUT or DT_CLOSED. `worker` is the slot that produced the error, or null when
