@@ -42,7 +42,9 @@ export type PromptItem =
 
 /**
  * Every request of one corpus line (`{"id", "messages", "tools"?, "chat_template_kwargs"?}`),
- * as `deltatok replay` computes them. Routed by `conversationId` (the CLI passes the line id).
+ * as `deltatok replay` computes them. Routed by `conversationId` (the CLI passes a key of the
+ * line id). The records' `id` is the line's id as sent: a string, or `{number: text}` for a JSON
+ * number (`CorpusId`, src/corpus/id.ts), which a writer puts back as that text.
  */
 export interface ConversationItem {
   kind: "conversation";
