@@ -1,7 +1,7 @@
 /**
  * CPU time of the public API's request path (validation, snapshot, render, tokenize), for
  * comparing two builds on a shared machine where wall times move too much: each run is a fresh
- * engine counting the ISL of every request of the SWE and tau-bench corpora, and the figure is
+ * Deltatok counting the ISL of every request of the SWE and tau-bench corpora, and the figure is
  * the least process CPU time of 3 runs (after a warm-up). Run each build alternately:
  *
  *   node dist/bench/api-cpu.js [--fresh] [--corpus-dir DIR] [BUILD_ROOT]

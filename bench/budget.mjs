@@ -1,6 +1,6 @@
 // Issue 17: an agent loop that calls trimToFit every turn, with new message objects each turn
 // (structuredClone), on the longest conversation of the bundled tau-bench file (Qwen3 + its
-// tools): per turn, the tokens the engine encoded and the milliseconds, against the kept
+// tools): per turn, the tokens the Deltatok encoded and the milliseconds, against the kept
 // prompt's own size (what one encode of the kept messages costs, the least a trimmer without
 // reuse pays per turn).
 //

@@ -8,12 +8,13 @@
 import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { assistantIndices } from "../src/corpus/corpus.js";
+import { idLabel } from "../src/corpus/id.js";
 import { clusterRun, findNginx, instanceStats, replayThrough, reuseOf, startInstance, type ReplayRecord } from "../scripts/cluster.js";
 import { loadConversations } from "./replay.js";
 
 export interface ClusterBenchOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   instances: number;
   python: string;
   /** Conversations in progress at once (cluster_replay.py --interleave). */
@@ -44,11 +45,11 @@ function check(records: readonly ReplayRecord[], want: readonly { id: string; in
 export async function clusterBench(o: ClusterBenchOptions): Promise<Record<string, unknown>> {
   const nginx = findNginx();
   if (nginx === null) throw new Error("nginx is not installed (Debian: apt-get install -y nginx; or set DELTATOK_NGINX)");
-  const dt = await Deltatok.create({ ...o.engine, mode: "incremental" });
+  const dt = await Deltatok.create({ ...o.deltatok, mode: "incremental" });
   const want: { id: string; index: number; isl: number }[] = [];
   for (const c of loadConversations(o.corpus)) {
     for (const k of assistantIndices(c.messages)) {
-      want.push({ id: c.id, index: k, isl: dt.countPrompt(c.messages.slice(0, k), { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, add_generation_prompt: true }) });
+      want.push({ id: idLabel(c.id), index: k, isl: dt.countPrompt(c.messages.slice(0, k), { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, add_generation_prompt: true }) });
     }
   }
   if (new Set(want.map((w) => `${w.id}#${w.index}`)).size !== want.length) throw new Error(`${o.corpus}: conversation ids are not unique`);
@@ -56,7 +57,7 @@ export async function clusterBench(o: ClusterBenchOptions): Promise<Record<strin
   const r4 = (x: number) => Math.round(x * 10000) / 10000;
 
   const t0 = performance.now();
-  const one = await startInstance(serveArgs(o.engine));
+  const one = await startInstance(serveArgs(o.deltatok));
   let single;
   try {
     const run = await replayThrough(`http://127.0.0.1:${one.port}`, o.corpus, replay);
@@ -67,11 +68,11 @@ export async function clusterBench(o: ClusterBenchOptions): Promise<Record<strin
   }
 
   const t1 = performance.now();
-  const up = await clusterRun({ instances: o.instances, serveArgs: serveArgs(o.engine), nginx, corpus: o.corpus, replay, killThird: false, requests: want.length });
+  const up = await clusterRun({ instances: o.instances, serveArgs: serveArgs(o.deltatok), nginx, corpus: o.corpus, replay, killThird: false, requests: want.length });
   const cluster = { ...check(up.records, want), reused: up.reused, encoded: up.encoded, reuse: up.reuse, per_instance_requests: up.instances.map((s) => s.requests), client: up.client, seconds: (performance.now() - t1) / 1000 };
 
   const t2 = performance.now();
-  const down = await clusterRun({ instances: o.instances, serveArgs: serveArgs(o.engine), nginx, corpus: o.corpus, replay, killThird: true, requests: want.length });
+  const down = await clusterRun({ instances: o.instances, serveArgs: serveArgs(o.deltatok), nginx, corpus: o.corpus, replay, killThird: true, requests: want.length });
   const killed = { ...check(down.records, want), killed_instance: down.killed, killed_after_request: down.pausedAt, reused: down.reused, encoded: down.encoded, reuse: down.reuse, per_instance_requests: down.instances.map((s) => s.requests), client: down.client, seconds: (performance.now() - t2) / 1000 };
 
   return {

@@ -17,6 +17,7 @@ import { performance } from "node:perf_hooks";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { assistantIndices, parseCorpusLine } from "../src/corpus/corpus.js";
+import { idLabel } from "../src/corpus/id.js";
 import { DeltatokPool } from "../src/pool/pool.js";
 import { BatchQueue } from "../src/queue/queue.js";
 import type { DrainProgress, QueueItem, QueueResult } from "../src/queue/types.js";
@@ -24,7 +25,7 @@ import { textsFromCorpora } from "./workers.js";
 
 export interface DrainBenchOptions {
   corpora: string[];
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   items: number;
   workers: number | undefined;
   kill: boolean;
@@ -82,13 +83,13 @@ export async function drainBench(o: DrainBenchOptions): Promise<Record<string, u
     const c = parseCorpusLine(lines[i] as string, i + 1, pythonJsonParser);
     if ("error" in c) continue;
     const options = { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, parse_tool_arguments: o.parseToolArguments };
-    for (const k of assistantIndices(c.messages)) prompts.push({ kind: "prompt", messages: c.messages.slice(0, k), options, conversationId: c.id });
+    for (const k of assistantIndices(c.messages)) prompts.push({ kind: "prompt", messages: c.messages.slice(0, k), options, conversationId: idLabel(c.id) });
   }
   const texts = textsFromCorpora(lines, 2000).map((text): QueueItem => ({ kind: "text", text }));
   const N = o.items;
 
   const t0 = performance.now();
-  const pool = await DeltatokPool.create({ engine: o.engine, pin: o.pin, resourceLimits: o.resourceLimits, ...(o.workers === undefined ? {} : { workers: o.workers }) });
+  const pool = await DeltatokPool.create({ deltatok: o.deltatok, pin: o.pin, resourceLimits: o.resourceLimits, ...(o.workers === undefined ? {} : { workers: o.workers }) });
   const startup = (performance.now() - t0) / 1000;
   const queue = await BatchQueue.create({ pool, intervalMs: 0, maxItems: N, progressIntervalMs: 2000 });
 

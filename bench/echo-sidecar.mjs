@@ -1,7 +1,7 @@
 // Issue 14: a "recorded-answer" fake of `deltatok serve` over stdio, for measuring what a client in
-// another process costs with zero engine work. It answers the n-th request line with the n-th
+// another process costs with zero Deltatok work. It answers the n-th request line with the n-th
 // recorded answer line and does only what any stdio server must: read the line, JSON.parse it,
-// look the answer up by position, write it with one write. No engine, no tokenizer, no
+// look the answer up by position, write it with one write. No Deltatok, no tokenizer, no
 // conversation state: a client that sends the same requests in the same order as the recorded run
 // (clients/python/scripts/bench_loop.py does: ids and order are deterministic) gets the same
 // answers, so its totals show whether the recording matched. A request whose id differs from the
@@ -14,9 +14,9 @@
 //   # the unmodified client against the fake (the client appends `serve ARGS`, ignored here):
 //   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl" python3 clients/python/scripts/bench_loop.py CORPUS --warm 20
 //
-//   # the same with an engine that costs exactly N µs a request (a busy wait before each answer
+//   # the same with a Deltatok that costs exactly N µs a request (a busy wait before each answer
 //   # of an encode_prompt line: the library's own per-request time, so the loop shows the ratio
-//   # a client could reach if the sidecar added nothing to the engine and the engine nothing to it):
+//   # a client could reach if the sidecar added nothing to the Deltatok and the Deltatok nothing to it):
 //   DELTATOK_CMD="node bench/echo-sidecar.mjs /tmp/ans.jsonl --spin-us 480" python3 ...
 //
 // bench/python-floor.mjs runs it alternating with the real sidecar, the library and
@@ -33,7 +33,7 @@ if (!(spinMs >= 0)) throw new Error("--spin-us takes a number of microseconds");
 const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0);
 const answers = lines.map((l) => Buffer.from(l + "\n", "utf8"));
 const ids = lines.map((l) => JSON.parse(l).id);
-// only prompt answers carry ids: the engine's work is theirs (tokenizer_info, count_text, stats get none)
+// only prompt answers carry ids: the Deltatok's work is theirs (tokenizer_info, count_text, stats get none)
 const spins = lines.map((l) => spinMs > 0 && l.includes('"ids_from"'));
 
 let pos = 0;

@@ -66,7 +66,7 @@ function requestsOf(convs: Conversation[]): Request[][] {
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
-async function engine(base: DeltatokOptions, extra: DeltatokOptions): Promise<Deltatok> {
+async function deltatok(base: DeltatokOptions, extra: DeltatokOptions): Promise<Deltatok> {
   return Deltatok.create({ ...base, ...extra });
 }
 
@@ -130,15 +130,15 @@ function renderWork(dt: Deltatok): Record<string, number> {
 async function corpusBench(path: string, base: DeltatokOptions, o: Required<Pick<IncrementalBenchOptions, "fullSample">>): Promise<Record<string, unknown>> {
   const convs = loadConversations(path);
   const reqs = requestsOf(convs);
-  const warm = await engine(base, { mode: "incremental" });
+  const warm = await deltatok(base, { mode: "incremental" });
   timeAll(warm, reqs.slice(0, 2)); // JIT warm-up
   const limit = timeLimit(warm, convs);
-  const incRender = await engine(base, { mode: "incremental", incrementalRender: true });
+  const incRender = await deltatok(base, { mode: "incremental", incrementalRender: true });
   const a = timeAll(incRender, reqs);
-  const incTok = await engine(base, { mode: "incremental", incrementalRender: false });
+  const incTok = await deltatok(base, { mode: "incremental", incrementalRender: false });
   const b = timeAll(incTok, reqs);
   if (a.tokens !== b.tokens) throw new Error(`incremental render and whole renders disagree: ${a.tokens} vs ${b.tokens} tokens`);
-  const full = await engine(base, { mode: "full" });
+  const full = await deltatok(base, { mode: "full" });
   const f = timeFullSample(full, reqs, o.fullSample);
   const fullEstimate = f.perRequest * a.requests;
   const sa = incRender.stats();
@@ -200,7 +200,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
     const into = fresh ? freshParts : parts;
     const best = new Map<number, number>();
     for (let rep = 0; rep < repeats; rep++) {
-      const dt = await engine(base, extra);
+      const dt = await deltatok(base, extra);
       // warm-up on another conversation (JIT), then the measured one from its first turn
       const w = convs[1] as Conversation;
       for (const k of assistantIndices(w.messages).slice(0, 20)) dt.countPrompt(w.messages.slice(0, k), { tools: w.tools });
@@ -228,14 +228,14 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
     return [...best.entries()].sort((a, b) => a[0] - b[0]);
   };
   const incRender = await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats);
-  // the split by the engine's timers in runs of its own (reading stats between requests costs)
+  // the split by the Deltatok's timers in runs of its own (reading stats between requests costs)
   await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats, true);
   const incFresh = await perTurn({ mode: "incremental", incrementalRender: true }, 1, o.repeats, true, true);
   const incTok = await perTurn({ mode: "incremental", incrementalRender: false }, 1, o.repeats);
   const full = await perTurn({ mode: "full" }, o.fullEvery, 1);
-  // References for the same requests, outside the engine: a whole render (no tokenization), and
+  // References for the same requests, outside the Deltatok: a whole render (no tokenization), and
   // one encode of just the text each request appends to the previous one's render.
-  const ref = await engine(base, { mode: "incremental" });
+  const ref = await deltatok(base, { mode: "incremental" });
   const wholeRender = new Map<number, number>();
   const tailEncode = new Map<number, number>();
   const tails: string[] = [];
@@ -301,7 +301,7 @@ async function latencyBench(dir: string, base: DeltatokOptions, o: Required<Pick
         components.map(([name, pts]) => [name, { turn_10: r3(around(pts, 10)), turn_100: r3(around(pts, 100)), [`turn_${t200}`]: r3(around(pts, t200)), [`turn_${lastTurn}`]: r3(around(pts, lastTurn)) }]),
       ),
       ratio_turn200_over_turn10: Object.fromEntries(components.map(([name, pts]) => [name, r3(around(pts, t200) / around(pts, 10))])),
-      what: "the incremental render + tokenize mode measured again, split by the engine's own timers (ms; tokens encoded is a count); the render part of the series whose requests bring new message objects (no message is proven unchanged by its content version: every check is made); and two references for the same requests: a whole render, and one encode of only the text the request appends (what the appended content itself costs)",
+      what: "the incremental render + tokenize mode measured again, split by the Deltatok's own timers (ms; tokens encoded is a count); the render part of the series whose requests bring new message objects (no message is proven unchanged by its content version: every check is made); and two references for the same requests: a whole render, and one encode of only the text the request appends (what the appended content itself costs)",
     },
     what: "per-request milliseconds; incremental modes: per-turn minimum over repeats, medians over ±5 turns; full mode sampled every " + o.fullEvery + " turns",
   };

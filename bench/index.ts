@@ -102,7 +102,7 @@
  *
  *   --worker-young-mb N, --worker-old-mb N   V8 heap limits of each worker (workers, drain;
  *                             default: the pool's, src/pool/pool.ts defaultWorkerHeapMb)
- *   --cache-mb N              engine cache bound per engine (default 256)
+ *   --cache-mb N              cache bound per Deltatok, MiB (default 256)
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -155,7 +155,7 @@ function positiveInt(s: string, what: string): number {
   return n;
 }
 
-/** Arguments that re-run this bench as another suite with the same corpora and engine options. */
+/** Arguments that re-run this bench as another suite with the same corpora and Deltatok options. */
 function childArgs(suite: string, v: Record<string, unknown>): string[] {
   const args = [fileURLToPath(import.meta.url), "--suite", suite, "--tokenizer", String(v.tokenizer)];
   for (const c of (v.corpus as string[] | undefined) ?? []) args.push("--corpus", c);
@@ -215,14 +215,14 @@ async function main(): Promise<void> {
       kinds: { type: "string" },
     },
   });
-  const engine: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
-  if (v.template !== undefined) engine.chatTemplateFile = v.template;
+  const deltatok: DeltatokOptions = { tokenizer: v.tokenizer, date: "2026-11-30" };
+  if (v.template !== undefined) deltatok.chatTemplateFile = v.template;
   if (v.renderer !== undefined) {
-    engine.renderer = v.renderer as DeltatokOptions["renderer"];
+    deltatok.renderer = v.renderer as DeltatokOptions["renderer"];
     // (the benchmarks may compare with the unbudgeted hf-jinja renderer: in process only)
-    if (v.renderer === "hf-jinja") (engine as { [UNBUDGETED_RENDERER]?: boolean })[UNBUDGETED_RENDERER] = true;
+    if (v.renderer === "hf-jinja") (deltatok as { [UNBUDGETED_RENDERER]?: boolean })[UNBUDGETED_RENDERER] = true;
   }
-  if (v["cache-mb"] !== undefined) engine.cacheBytes = Number(v["cache-mb"]) * 1024 * 1024;
+  if (v["cache-mb"] !== undefined) deltatok.cacheBytes = Number(v["cache-mb"]) * 1024 * 1024;
   const resourceLimits: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number } = {};
   if (v["worker-young-mb"] !== undefined) resourceLimits.maxYoungGenerationSizeMb = Number(v["worker-young-mb"]);
   if (v["worker-old-mb"] !== undefined) resourceLimits.maxOldGenerationSizeMb = Number(v["worker-old-mb"]);
@@ -233,7 +233,7 @@ async function main(): Promise<void> {
     case "replay":
       result = await replayBench({
         corpus,
-        engine,
+        deltatok,
         parseToolArguments: v["parse-tool-arguments"],
         limitConversations: v.conversations === undefined ? undefined : Number(v.conversations),
         full: !v["no-full"],
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     case "workers":
       result = await workersBench({
         corpora: tauCorpora(v.corpus),
-        engine,
+        deltatok,
         workerCounts: numberList(v.workers, [1, 2]),
         repeat: Number(v.repeat),
         texts: Number(v.texts),
@@ -256,12 +256,12 @@ async function main(): Promise<void> {
       });
       break;
     case "serial-isl":
-      result = await serialIslChild(tauCorpora(v.corpus), engine, v["parse-tool-arguments"]);
+      result = await serialIslChild(tauCorpora(v.corpus), deltatok, v["parse-tool-arguments"]);
       break;
     case "drain":
       result = await drainBench({
         corpora: tauCorpora(v.corpus),
-        engine,
+        deltatok,
         items: Number(v.items),
         workers: v.workers === undefined ? undefined : (numberList(v.workers, [])[0] as number),
         kill: v.kill,
@@ -273,7 +273,7 @@ async function main(): Promise<void> {
     case "worker-memory":
       result = await workerMemoryBench({
         corpus,
-        engine,
+        deltatok,
         limits: (v.limits ?? "512,768,1024,0").split(",").map(Number),
         workloads: (v.workloads ?? "big,fill,fill+big").split(","),
       });
@@ -282,11 +282,11 @@ async function main(): Promise<void> {
       const counts = (v.workers ?? "0,1,2,4,8").split(",").map(Number);
       if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
       const args = [...childArgs("per-worker-child", v).filter((_a, i, all) => all[i] !== "--corpus" && all[i - 1] !== "--corpus"), "--corpus", corpus];
-      result = await perWorkerBench({ corpus, engine, workerCounts: counts, childArgs: args, rounds: Number(v.rounds ?? 7), skipSpeed: (v.skip ?? "").split(",").includes("speed"), skipMemory: (v.skip ?? "").split(",").includes("memory") });
+      result = await perWorkerBench({ corpus, deltatok, workerCounts: counts, childArgs: args, rounds: Number(v.rounds ?? 7), skipSpeed: (v.skip ?? "").split(",").includes("speed"), skipMemory: (v.skip ?? "").split(",").includes("memory") });
       break;
     }
     case "per-worker-child":
-      process.stdout.write(JSON.stringify(await perWorkerChild({ corpus, engine, workers: Number(v.workers), share: v.tables !== "own" })));
+      process.stdout.write(JSON.stringify(await perWorkerChild({ corpus, deltatok, workers: Number(v.workers), share: v.tables !== "own" })));
       return;
     case "render":
       result = await renderBench({ corpus, template: v.template, tokenizer: v.tokenizer, rounds: Number(v.rounds ?? 5) });
@@ -300,20 +300,20 @@ async function main(): Promise<void> {
     case "sidecar": {
       const counts = (v.workers ?? "0,2").split(",").map(Number);
       if (counts.some((x) => !Number.isSafeInteger(x) || x < 0)) throw new Error(`--workers must be a list of integers ≥ 0, got ${v.workers}`);
-      result = await sidecarBench({ corpus, engine, workers: counts, window: Number(v.window ?? 64) });
+      result = await sidecarBench({ corpus, deltatok, workers: counts, window: Number(v.window ?? 64) });
       break;
     }
     case "python":
       result = await pythonBench({
         corpus,
-        engine,
+        deltatok,
         warm: v.warm === undefined ? 20 : Number(v.warm),
         rounds: Number(v.rounds ?? 1),
         python: v.python ?? "python3",
       });
       break;
     case "cluster":
-      result = await clusterBench({ corpus, engine, instances: v.instances === undefined ? 3 : positiveInt(v.instances, "--instances"), python: v.python ?? "python3",
+      result = await clusterBench({ corpus, deltatok, instances: v.instances === undefined ? 3 : positiveInt(v.instances, "--instances"), python: v.python ?? "python3",
         interleave: v.interleave === undefined ? 1 : positiveInt(v.interleave, "--interleave") });
       break;
     case "rollout": {
@@ -326,14 +326,14 @@ async function main(): Promise<void> {
     case "rollout-child": {
       const mode = v.mode as RolloutChildMode;
       if (mode !== "isl" && mode !== "rollout" && mode !== "rollout-sampled") throw new Error(`--mode must be isl, rollout or rollout-sampled, got ${String(v.mode)}`);
-      process.stdout.write(JSON.stringify(await rolloutChild(corpus, mode, engine, v["parse-tool-arguments"])));
+      process.stdout.write(JSON.stringify(await rolloutChild(corpus, mode, deltatok, v["parse-tool-arguments"])));
       return;
     }
     case "schedule": {
       const all = existsSync(SHARED_DIR) ? readdirSync(SHARED_DIR).filter((f) => f.endsWith(".jsonl")).sort().map((f) => SHARED_DIR + f) : [BUNDLED];
       result = await scheduleBench({
         corpora: v.corpus ?? all,
-        engine,
+        deltatok,
         costsFile: v.costs,
         workers: numberList(v.workers, Array.from({ length: 143 }, (_, i) => i + 2)),
         depth: v.depth === undefined ? 1 : Number(v.depth),
@@ -355,7 +355,7 @@ async function main(): Promise<void> {
     case "stream": {
       result = await streamBench({
         corpora: v.corpus ?? streamCorpora(SHARED_DIR, BUNDLED),
-        engine,
+        deltatok,
         responses: positiveInt(v.responses ?? "1000", "--responses"),
         tokens: positiveInt(v.tokens ?? "4000", "--tokens"),
         chunkTokens: positiveInt(v["chunk-tokens"] ?? "16", "--chunk-tokens"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 14: the floor of ANY Python client over stdio, standard library only. Replays the request
 lines recorded from clients/python/scripts/bench_loop.py against a server (by default
-bench/echo-sidecar.mjs answering the recorded answers, i.e. zero engine work) and, for each
+bench/echo-sidecar.mjs answering the recorded answers, i.e. zero Deltatok work) and, for each
 request, does only what a client must: json.dumps of the request (its own payload: the new
 messages against the prefix handle, as the real client sent it), one write, one readline,
 json.loads, and the list of ids the answer implies (the transformers return type: a fresh list of

@@ -13,7 +13,7 @@
  * thread's own share is not counted into it.
  *
  * Speed: the same tokenizer twice in this thread, one loaded from tokenizer.json and one rebuilt
- * from its shared tables, each behind a TokenEncoder (the engine's path); every
+ * from its shared tables, each behind a TokenEncoder (the Deltatok's path); every
  * message text of the corpus encoded by each in alternating rounds; ratio = shared / own seconds.
  */
 import { execFileSync } from "node:child_process";
@@ -39,7 +39,7 @@ const quiet = () => new Promise((r) => setTimeout(r, 1000));
 
 export interface PerWorkerChildOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   workers: number;
   share: boolean;
 }
@@ -56,7 +56,7 @@ export async function perWorkerChild(o: PerWorkerChildOptions): Promise<Record<s
     for (const r of rs as Array<{ ok: boolean; records?: Array<{ isl?: number; osl?: number }> }>) for (const rec of r.records ?? []) tokens += (rec.isl ?? 0) + (rec.osl ?? 0);
   };
   if (o.workers === 0) {
-    const dt = await Deltatok.create(o.engine);
+    const dt = await Deltatok.create(o.deltatok);
     out.startup_s = (performance.now() - t0) / 1000;
     await quiet();
     (globalThis as { gc?: () => void }).gc?.();
@@ -65,7 +65,7 @@ export async function perWorkerChild(o: PerWorkerChildOptions): Promise<Record<s
     const { runItem } = await import("../src/pool/work.js");
     count(items.map((it) => runItem(dt, it)));
   } else {
-    const pool = await DeltatokPool.create({ engine: o.engine, workers: o.workers, shareTables: o.share });
+    const pool = await DeltatokPool.create({ deltatok: o.deltatok, workers: o.workers, shareTables: o.share });
     out.startup_s = (performance.now() - t0) / 1000;
     out.table_mb = mb(pool.tables.bytes);
     await quiet();
@@ -95,7 +95,7 @@ export async function perWorkerChild(o: PerWorkerChildOptions): Promise<Record<s
 
 export interface PerWorkerOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   workerCounts: number[];
   /** Arguments that run this bench file as `--suite per-worker-child` (without --workers / --tables). */
   childArgs: string[];
@@ -135,7 +135,7 @@ async function speed(o: PerWorkerOptions): Promise<Record<string, unknown>> {
   const lines = readFileSync(o.corpus, "utf8").split("\n").filter((l) => l.trim() !== "");
   const texts: string[] = [];
   for (const l of lines) for (const m of (JSON.parse(l) as { messages: Array<{ content?: unknown }> }).messages) if (typeof m.content === "string" && m.content !== "") texts.push(m.content);
-  const spec = o.engine.tokenizer ?? "qwen3";
+  const spec = o.deltatok.tokenizer ?? "qwen3";
   const own = await loadTokenizer(spec);
   const shared = await shareTokenizer(spec);
   clearTokenizerCache();
@@ -186,7 +186,7 @@ export async function perWorkerBench(o: PerWorkerOptions): Promise<Record<string
   }
   return {
     corpus: o.corpus,
-    tokenizer: o.engine.tokenizer ?? "qwen3",
+    tokenizer: o.deltatok.tokenizer ?? "qwen3",
     rows,
     summary,
     speed: o.skipSpeed ? null : await speed(o),

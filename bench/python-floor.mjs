@@ -3,15 +3,15 @@
 //   lib  — the in-process library loop (bench/sidecar-replay.mjs's "lib" mode, = bench/python.ts's);
 //   real — clients/python/scripts/bench_loop.py over the real `deltatok serve`;
 //   fake — the same unmodified bench_loop.py over bench/echo-sidecar.mjs (recorded answers: the
-//          client + transport + a minimal server, zero engine work);
+//          client + transport + a minimal server, zero Deltatok work);
 //   min  — bench/min_client.py over the same fake (the floor of any Python client);
 //   fake_spin, min_spin — the same two with the fake spending the library's own per-request time
-//          (this round's lib wall / requests) in a busy wait before each prompt answer: an engine
+//          (this round's lib wall / requests) in a busy wait before each prompt answer: a Deltatok
 //          exactly as fast as in process, behind a server that adds nothing, so lib / loop is the
 //          ratio that client reaches with the ping-pong's overlap and wake-ups included.
 // Prints JSON: each run (wall s, CPU s, tokens, the load average before it), per-request µs
 // medians, and per round the ratios lib/real (the criterion's), lib/(lib + fake) (the best the
-// real client could reach if the engine cost in another process what it costs in process and
+// real client could reach if the Deltatok cost in another process what it costs in process and
 // nothing overlapped), lib/(lib + min) (the same for any Python client), lib/fake_spin and
 // lib/min_spin, with their medians. Checks that every Python run got the recording's token total
 // (the fake's answers matched).

@@ -18,7 +18,7 @@ import { loadConversations } from "./replay.js";
 
 export interface PythonBenchOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   /** Conversations run first, untimed, on both sides. */
   warm: number;
   rounds: number;
@@ -44,7 +44,7 @@ interface PythonRun {
 }
 
 function runPython(o: PythonBenchOptions, batch = false): Promise<PythonRun> {
-  const args = [LOOP, o.corpus, "--warm", String(o.warm), "--tokenizer", o.engine.tokenizer ?? "qwen3", "--date", String(o.engine.date ?? "2026-11-30")];
+  const args = [LOOP, o.corpus, "--warm", String(o.warm), "--tokenizer", o.deltatok.tokenizer ?? "qwen3", "--date", String(o.deltatok.date ?? "2026-11-30")];
   if (batch) args.push("--batch");
   return new Promise((resolve, reject) => {
     const p = spawn(o.python, args, { env: { ...process.env, DELTATOK_CMD: `"${process.execPath}" "${CLI}"` }, stdio: ["ignore", "pipe", "inherit"] });
@@ -91,7 +91,7 @@ export async function pythonBench(o: PythonBenchOptions): Promise<Record<string,
   const inProcess = async (): Promise<{ seconds: number; cpu_s: number; requests: number; tokens: number }> => {
     // a fresh parse each round: the library's per-object memos start cold, as in one real run
     const convs = loadConversations(o.corpus);
-    const dt = await Deltatok.create({ ...o.engine, mode: "incremental" });
+    const dt = await Deltatok.create({ ...o.deltatok, mode: "incremental" });
     const loop = (cs: typeof convs) => {
       let requests = 0;
       let tokens = 0;

@@ -11,7 +11,7 @@ import { assistantIndices, parseCorpusLine, type Conversation } from "../src/cor
 
 export interface ReplayBenchOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   parseToolArguments: boolean;
   /** Use only the first N conversations. */
   limitConversations?: number | undefined;
@@ -66,7 +66,7 @@ function timeReplay(dt: Deltatok, convs: Conversation[], o: ReplayBenchOptions) 
 export async function replayBench(o: ReplayBenchOptions): Promise<Record<string, unknown>> {
   const convs = loadConversations(o.corpus, o.limitConversations);
   const tLoad = performance.now();
-  const warm = await Deltatok.create({ ...o.engine, mode: "full" });
+  const warm = await Deltatok.create({ ...o.deltatok, mode: "full" });
   const loadSeconds = (performance.now() - tLoad) / 1000;
 
   // The limit: render each whole conversation once (untimed), then time one encode of each.
@@ -87,8 +87,8 @@ export async function replayBench(o: ReplayBenchOptions): Promise<Record<string,
   const limitSeconds = (performance.now() - tLimit) / 1000;
   const limitCpu = cpuSeconds(process.cpuUsage(cLimit));
 
-  const inc = timeReplay(await Deltatok.create({ ...o.engine, mode: "incremental" }), convs, o);
-  const full = o.full ? timeReplay(await Deltatok.create({ ...o.engine, mode: "full" }), convs, o) : null;
+  const inc = timeReplay(await Deltatok.create({ ...o.deltatok, mode: "incremental" }), convs, o);
+  const full = o.full ? timeReplay(await Deltatok.create({ ...o.deltatok, mode: "full" }), convs, o) : null;
   if (full !== null && full.tokens !== inc.tokens) throw new Error(`incremental and full disagree: ${inc.tokens} vs ${full.tokens} tokens`);
 
   const r3 = (x: number) => Math.round(x * 1000) / 1000;

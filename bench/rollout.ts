@@ -3,7 +3,7 @@
  * messages carrying `sampled_ids` equal to their canonical completions, against the ISL replay of
  * the same corpus (countPrompt of every request). Each measurement runs in a fresh process
  * (`--suite rollout-child`): the corpus is loaded, the sampled ids made, a tenth of the corpus run
- * as warm-up, then the whole corpus timed (wall and CPU time) on a new engine. Processes
+ * as warm-up, then the whole corpus timed (wall and CPU time) on a new Deltatok. Processes
  * alternate — ISL, rollout with sampled ids, rollout without — for `--rounds` rounds, so the
  * ratio of adjacent runs holds on a noisy machine. The ratio rollout / ISL per corpus is the
  * figure of issue 13.
@@ -19,7 +19,7 @@ export type RolloutChildMode = "isl" | "rollout-sampled" | "rollout";
 export interface RolloutBenchOptions {
   corpora: string[];
   rounds: number;
-  /** Arguments that re-run this bench as `--suite rollout-child` with the same engine options (a corpus and mode are added). */
+  /** Arguments that re-run this bench as `--suite rollout-child` with the same Deltatok options (a corpus and mode are added). */
   childArgs: string[];
 }
 
@@ -37,13 +37,13 @@ function round3(x: number): number {
 }
 
 /** One timed run in this process (the child side). */
-export async function rolloutChild(corpus: string, mode: RolloutChildMode, engine: DeltatokOptions, pta: boolean): Promise<Record<string, unknown>> {
+export async function rolloutChild(corpus: string, mode: RolloutChildMode, deltatok: DeltatokOptions, pta: boolean): Promise<Record<string, unknown>> {
   const convs = loadConversations(corpus);
   let work: Array<{ c: Conversation; messages: unknown[] }> = convs.map((c) => ({ c, messages: c.messages }));
   let sampledTurns = 0;
   if (mode === "rollout-sampled") {
     // sampled ids = the canonical completions, made untimed
-    const maker = await Deltatok.create(engine);
+    const maker = await Deltatok.create(deltatok);
     work = convs.map((c) => {
       const messages = c.messages.map((m) => ({ ...(m as Record<string, unknown>) }));
       try {
@@ -61,7 +61,7 @@ export async function rolloutChild(corpus: string, mode: RolloutChildMode, engin
     });
   }
   const run = async (items: typeof work) => {
-    const dt = await Deltatok.create(engine);
+    const dt = await Deltatok.create(deltatok);
     let tokens = 0;
     let sequences = 0;
     let splits = 0;

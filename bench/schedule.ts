@@ -1,6 +1,6 @@
 /**
  * `--suite schedule`: the scheduling simulation of issue 15. First the per-conversation cost of a
- * real replay is measured (this process, one thread, one engine for every corpus as one worker
+ * real replay is measured (this process, one thread, one Deltatok for every corpus as one worker
  * would hold it: CPU ms of `replayLine`, the code a worker runs, per corpus line, the least of a
  * few passes), or read back from `--costs FILE` when that file exists (it is written after
  * measuring). Then those costs are replayed through the pool's own scheduling decision
@@ -18,7 +18,7 @@ import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { corpusLines, openCorpus, parseCorpusLine, type Conversation } from "../src/corpus/corpus.js";
-import { LEADING_ROLES } from "../src/pool/skim.js";
+import { LEADING_ROLES } from "../src/json/skim.js";
 import { replayLine } from "../src/corpus/replay.js";
 import { LongestFirst } from "../src/pool/schedule.js";
 import { COST_MODEL, lineFeatures, type LineFeatures } from "../src/pool/cost.js";
@@ -27,7 +27,7 @@ import { lowerBounds, optimum } from "./schedule-bounds.js";
 
 export interface ScheduleBenchOptions {
   corpora: string[];
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   /** Read costs from here when it exists; write them here after measuring. */
   costsFile: string | undefined;
   workers: number[];
@@ -69,15 +69,15 @@ function warmUp(dt: Deltatok, c: Conversation): void {
 /**
  * CPU ms of `replayLine` per corpus line (what a worker runs for a conversation: the parse and the
  * replay), the least of `passes` passes, each with a fresh
- * engine (so each pass starts with cold caches, as a worker does): a pass on this shared machine
+ * Deltatok (so each pass starts with cold caches, as a worker does): a pass on this shared machine
  * sees garbage collections and other processes' bursts land on one conversation (a 26 kB
  * tau-bench line measured 156 ms once, 10 ms in the next pass), and the least of a few is the
  * conversation's own cost.
  */
-async function measure(corpora: string[], engine: DeltatokOptions, passes: number): Promise<Cost[]> {
+async function measure(corpora: string[], deltatok: DeltatokOptions, passes: number): Promise<Cost[]> {
   const out: Cost[] = [];
   for (let p = 0; p < passes; p++) {
-    const dt = await Deltatok.create(engine);
+    const dt = await Deltatok.create(deltatok);
     let k = 0;
     for (const path of corpora) {
       const file = await openCorpus(path);
@@ -186,7 +186,7 @@ export async function scheduleBench(o: ScheduleBenchOptions): Promise<Record<str
     costs = JSON.parse(readFileSync(o.costsFile, "utf8")) as Cost[];
     source = `read from ${o.costsFile}`;
   } else {
-    costs = await measure(o.corpora, o.engine, o.passes);
+    costs = await measure(o.corpora, o.deltatok, o.passes);
     source = `measured in this run (CPU ms of replayLine per line, one thread, least of ${o.passes} passes)`;
     if (o.costsFile !== undefined) writeFileSync(o.costsFile, JSON.stringify(costs) + "\n");
   }

@@ -9,11 +9,12 @@ import { fileURLToPath } from "node:url";
 import { Deltatok } from "../src/api/deltatok.js";
 import type { DeltatokOptions } from "../src/api/options.js";
 import { assistantIndices } from "../src/corpus/corpus.js";
+import { idLabel } from "../src/corpus/id.js";
 import { loadConversations } from "./replay.js";
 
 export interface SidecarBenchOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   /** --workers of the sidecar (0 = in its main thread). */
   workers: number[];
   /** Requests kept in flight by the client. */
@@ -38,7 +39,7 @@ async function overSidecar(
   fallback: string[],
 ): Promise<{ seconds: number; tokens: number; loadSeconds: number; resent: number; errors: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, "serve", "--workers", String(workers), ...engineArgs(o.engine)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CLI, "serve", "--workers", String(workers), ...engineArgs(o.deltatok)], { stdio: ["pipe", "pipe", "inherit"] });
   const rl = createInterface({ input: child.stdout });
   const waiting = new Map<number, (r: { result?: { count: number }; error?: unknown }) => void>();
   rl.on("line", (l) => {
@@ -82,9 +83,9 @@ export async function sidecarBench(o: SidecarBenchOptions): Promise<Record<strin
   const convs = loadConversations(o.corpus);
   // the requests a harness would send: messages[:k] of every assistant turn, as JSON lines
   const requests: Array<{ messages: unknown[]; tools: unknown; cid: string }> = [];
-  for (const c of convs) for (const k of assistantIndices(c.messages)) requests.push({ messages: c.messages.slice(0, k), tools: c.tools, cid: c.id });
+  for (const c of convs) for (const k of assistantIndices(c.messages)) requests.push({ messages: c.messages.slice(0, k), tools: c.tools, cid: idLabel(c.id) });
 
-  const dt = await Deltatok.create({ ...o.engine, mode: "incremental" });
+  const dt = await Deltatok.create({ ...o.deltatok, mode: "incremental" });
   const t0 = performance.now();
   let inProcessTokens = 0;
   for (const r of requests) inProcessTokens += dt.countPrompt(r.messages, { tools: r.tools as unknown[] | null });

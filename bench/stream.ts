@@ -23,7 +23,7 @@ import type { DeltatokOptions } from "../src/api/options.js";
 
 export interface StreamBenchOptions {
   corpora: string[];
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   responses: number;
   tokens: number;
   chunkTokens: number;
@@ -70,7 +70,7 @@ const cpuMs = (): number => {
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 export async function streamBench(o: StreamBenchOptions): Promise<Record<string, unknown>> {
-  const dt = await Deltatok.create(o.engine);
+  const dt = await Deltatok.create(o.deltatok);
   const texts = assistantTexts(o.corpora);
   if (texts.length === 0) throw new Error("no assistant texts in the corpora");
   // responses: consecutive assistant texts from a rotating start, joined until ~o.tokens tokens
@@ -202,7 +202,7 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
   }
   const unseenOnce = async (): Promise<{ ms: number; tokens: number }> => {
     clearTokenizerCache();
-    const fresh = await Deltatok.create(o.engine);
+    const fresh = await Deltatok.create(o.deltatok);
     const t0 = cpuMs();
     let sum = 0;
     for (const s of unseen) sum += fresh.countText(s);
@@ -210,7 +210,7 @@ export async function streamBench(o: StreamBenchOptions): Promise<Record<string,
   };
   const unseenCounter = async (): Promise<{ ms: number; tokens: number; chars: number; memoPieces: number; appends: number }> => {
     clearTokenizerCache();
-    const fresh = await Deltatok.create(o.engine);
+    const fresh = await Deltatok.create(o.deltatok);
     let sum = 0;
     let encoded = 0;
     let memoPieces = 0;

@@ -4,7 +4,7 @@
  *
  * For each limit, a fresh one-worker pool runs one workload:
  * - `big`: one prompt of `maxPromptChars` − 10,000 characters of real message text (ISL with ids,
- *   then the same text as plain text): the largest request the engine accepts;
+ *   then the same text as plain text): the largest request the Deltatok accepts;
  * - `fill`: the corpus again and again, each round with a different system prompt (so nothing
  *   hits), until the cache holds ≥ 95% of `cacheBytes`;
  * - `fill+big`: both, in that order: a full cache and then the largest request.
@@ -20,7 +20,7 @@ import type { WireItem } from "../src/pool/protocol.js";
 
 export interface WorkerMemoryOptions {
   corpus: string;
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   /** Old-generation limits in MB; 0 means the default (no resourceLimits given). */
   limits: number[];
   workloads: string[];
@@ -45,14 +45,14 @@ async function heap(pool: DeltatokPool): Promise<{ heap_used_mb: number; heap_to
 }
 
 export async function workerMemoryBench(o: WorkerMemoryOptions): Promise<Record<string, unknown>> {
-  const resolved = resolveOptions(o.engine, parseDate);
+  const resolved = resolveOptions(o.deltatok, parseDate);
   const lines = readFileSync(o.corpus, "utf8").split("\n").filter((l) => l.trim() !== "");
   const text = bigText(lines, resolved.maxPromptChars - 10_000);
   const runs: Array<Record<string, unknown>> = [];
   for (const workload of o.workloads) {
     for (const limit of o.limits) {
       const t0 = performance.now();
-      const pool = await DeltatokPool.create({ engine: o.engine, workers: 1, ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}) });
+      const pool = await DeltatokPool.create({ deltatok: o.deltatok, workers: 1, ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}) });
       const run: Record<string, unknown> = { workload, limit_mb: pool.options.resourceLimits.maxOldGenerationSizeMb, after_load: await heap(pool) };
       try {
         if (workload.includes("fill")) {

@@ -5,7 +5,7 @@
  * - plain-text OSL counting (`text` items of ~1k tokens, made of the corpora's own message
  *   contents).
  * Each run gets a fresh pool. Before timing, every worker is warmed on the same work (as the
- * replay suite warms its engine: JIT before timing), then the conversation caches are cleared,
+ * replay suite warms its Deltatok: JIT before timing), then the conversation caches are cleared,
  * so every run does the same work from cold conversation caches but warm code (and a warm
  * tokenizer word memo). That is the steady state of a long benchmark run; each worker is its own
  * V8 isolate and JIT-compiles on its own, which on 2 CPUs competes with the other worker while
@@ -28,7 +28,7 @@ import type { ReplayItemOptions, WireItem } from "../src/pool/protocol.js";
 
 export interface WorkersBenchOptions {
   corpora: string[];
-  engine: DeltatokOptions;
+  deltatok: DeltatokOptions;
   workerCounts: number[];
   /** Runs of each configuration. */
   repeat: number;
@@ -160,7 +160,7 @@ async function timeQueue(
   warm: WireItem[],
 ): Promise<RunResult> {
   const t0 = performance.now();
-  const pool = await DeltatokPool.create({ engine: o.engine, workers: n, pin: o.pin, resourceLimits: o.resourceLimits });
+  const pool = await DeltatokPool.create({ deltatok: o.deltatok, workers: n, pin: o.pin, resourceLimits: o.resourceLimits });
   const startup = (performance.now() - t0) / 1000;
   if (!o.cold) {
     for (let slot = 0; slot < n; slot++) await pool.runBatch(slot, warm);
@@ -218,7 +218,7 @@ function ratios(runs: RunResult[], rate: (r: RunResult) => number): Record<strin
   return out;
 }
 
-/** Times the in-process ISL replay of every line (warm code, the engine's caches as given). */
+/** Times the in-process ISL replay of every line (warm code, the Deltatok's caches as given). */
 function timeSerialIsl(dt: Deltatok, lines: string[], replay: ReplayItemOptions): { seconds: number; requests: number; tokens: number } {
   let requests = 0;
   let tokens = 0;
@@ -236,10 +236,10 @@ function timeSerialIsl(dt: Deltatok, lines: string[], replay: ReplayItemOptions)
  * The child side of the ceiling measurement: warm on the whole ISL work, clear the caches, time
  * one more pass in this process (no pool), print `{"seconds": …}`.
  */
-export async function serialIslChild(corpora: string[], engine: DeltatokOptions, parseToolArguments: boolean): Promise<Record<string, unknown>> {
+export async function serialIslChild(corpora: string[], deltatok: DeltatokOptions, parseToolArguments: boolean): Promise<Record<string, unknown>> {
   const lines = corpusLines(corpora);
   const replay = { osl: false, parseToolArguments, chatTemplateKwargs: null };
-  const dt = await Deltatok.create(engine);
+  const dt = await Deltatok.create(deltatok);
   timeSerialIsl(dt, lines, replay);
   dt.clearCache();
   const r = timeSerialIsl(dt, lines, replay);
@@ -292,7 +292,7 @@ export async function workersBench(o: WorkersBenchOptions): Promise<Record<strin
 
   let serial: Record<string, unknown> | null = null;
   if (o.serial) {
-    const dt = await Deltatok.create(o.engine);
+    const dt = await Deltatok.create(o.deltatok);
     if (!o.cold) {
       for (const w of warmIsl) if (w.k === "conversation") replayLine(dt, w.json, w.line, replay);
       for (const t of texts.slice(0, 100)) dt.countText(t);

@@ -1,10 +1,10 @@
 /**
  * Context budgets (api/budget.ts). On generated agentic conversations (tools, tool-call pairs,
  * several user turns) and real templates: `fits` answers exactly `countPrompt(...) <= limit` for
- * limits around the true count; `trimToFit`'s kept messages count what it says (a fresh engine's
+ * limits around the true count; `trimToFit`'s kept messages count what it says (a fresh Deltatok's
  * countPrompt), fit, keep the pinned messages, never split a tool call from its results, and are
  * maximal (keeping the newest unit it dropped would not fit); DT_CONTEXT_TOO_SMALL exactly when
- * the pinned messages alone are over. Along a growing loop, answers equal a fresh engine's.
+ * the pinned messages alone are over. Along a growing loop, answers equal a fresh Deltatok's.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -120,7 +120,7 @@ for (const c of CASES) {
   });
 }
 
-for (const storeIds of [true, false]) test(`qwen3${storeIds ? "" : " (counts only)"}: along a growing agent loop, trimToFit answers equal a fresh engine's`, async () => {
+for (const storeIds of [true, false]) test(`qwen3${storeIds ? "" : " (counts only)"}: along a growing agent loop, trimToFit answers equal a fresh Deltatok's`, async () => {
   const base = { tokenizer: "qwen3", date: "2026-11-30", renderer: TEST_RENDERER } as const;
   const dt = await Deltatok.create({ ...base, mode: "incremental", storeIds });
   const whole = await Deltatok.create({ ...base, mode: "full" });

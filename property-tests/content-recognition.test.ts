@@ -2,7 +2,7 @@
  * Messages recognised by content (render/messages.ts, MessageRecall): along a growing
  * conversation, each request passes the messages as the same objects, as structuredClone or JSON
  * copies, as a copy with one message changed, or as the earlier objects mutated in place after
- * they were counted; every answer equals the ids of a fresh engine that has seen nothing.
+ * they were counted; every answer equals the ids of a fresh Deltatok that has seen nothing.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,7 +25,7 @@ const CASES: Array<{ tokenizer: TokenizerName; shape: ConversationShape; runs: n
 type Pass = "same" | "clone" | "json" | "edit" | "mutate";
 
 for (const c of CASES) {
-  test(`${c.tokenizer}: new, copied, edited and mutated message objects get a fresh engine's answers`, async () => {
+  test(`${c.tokenizer}: new, copied, edited and mutated message objects get a fresh Deltatok's answers`, async () => {
     const base = { tokenizer: c.tokenizer, date: "2026-11-30", renderer: TEST_RENDERER } as const;
     const inc = await Deltatok.create({ ...base, mode: "incremental" });
     const specials = specialTexts(c.tokenizer);

@@ -16,7 +16,7 @@ export function outcome(dt: Deltatok, messages: unknown[], options: PromptOption
   }
 }
 
-/** An incremental and a full engine on the same tokenizer/template. */
+/** An incremental and a full Deltatok on the same tokenizer/template. */
 export async function enginePair(options: DeltatokOptions): Promise<{ inc: Deltatok; full: Deltatok }> {
   const base: DeltatokOptions = { date: "2026-11-30", renderer: TEST_RENDERER, ...options };
   const [inc, full] = await Promise.all([Deltatok.create({ ...base, mode: "incremental" }), Deltatok.create({ ...base, mode: "full" })]);

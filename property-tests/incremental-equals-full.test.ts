@@ -77,6 +77,6 @@ for (const c of CASES) {
       { numRuns: Number(process.env.DELTATOK_PROPERTY_RUNS ?? c.runs) },
     );
     const s = inc.stats();
-    assert.ok(s.partial > 0, "the incremental engine did reuse cached prefixes");
+    assert.ok(s.partial > 0, "the incremental Deltatok did reuse cached prefixes");
   });
 }

@@ -5,7 +5,7 @@
  * incrementally (against the previous request's render, an older one, or none) equals the full
  * render byte for byte (text, generation spans, steps), or fails with the same error, on every
  * vendored template. In half the runs each request also passes the messages' content versions
- * from validateMessages, as the engine does (unchanged messages skip their per-field checks), so
+ * from validateMessages, as the Deltatok does (unchanged messages skip their per-field checks), so
  * in-place mutations and rewrites are checked against that proof too. fast-check prints the seed
  * and the shrunk counterexample on failure.
  */
@@ -58,7 +58,7 @@ function full(t: CompiledTemplate, vars: Record<string, unknown>): Out {
   }
 }
 
-/** The content versions the engine passes with a request's messages (none if they are invalid). */
+/** The content versions the Deltatok passes with a request's messages (none if they are invalid). */
 function versionsOf(messages: unknown[]): { list: unknown[]; versions: number[] } | undefined {
   const versions: number[] = [];
   try {
@@ -170,7 +170,7 @@ for (const name of templates) {
               ...(kwargs ?? {}),
             };
             const want = full(t, vars);
-            // mostly the previous request's render (what the engine finds), sometimes an older one or none
+            // mostly the previous request's render (what the Deltatok finds), sometimes an older one or none
             const pick = (prevPicks[step % prevPicks.length] as number) % 8;
             const prev = pick < 6 ? last : (history[pick % history.length] ?? null);
             const [got, trace] = incremental(t, vars, prev, withVersions);

@@ -10,7 +10,7 @@
  * (c) a sequence ends exactly where the sequence so far is not a token prefix of the next
  *     prompt, and the split says where they first differ;
  * (d) drift is reported for exactly the perturbed messages;
- * and the engine-backed rollout equals the reference (full mode) rollout exactly.
+ * and the cache-backed rollout equals the reference (full mode) rollout exactly.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -154,7 +154,7 @@ for (const c of CASES) {
           return;
         }
         checked++;
-        assert.deepEqual(plain(canonical), plain(full.tokenizeRollout(messages)), "engine-backed rollout equals the reference");
+        assert.deepEqual(plain(canonical), plain(full.tokenizeRollout(messages)), "cache-backed rollout equals the reference");
         checkRollout(full, messages, null, canonical, new Map(), new Set());
         splits += canonical.splits.length;
         // sampled ids: the canonical completions, a third of them perturbed
@@ -179,7 +179,7 @@ for (const c of CASES) {
         // on an empty cache, so the rollout's own turns are what each prompt builds on
         dt.clearCache();
         const r = dt.tokenizeRollout(withSamples);
-        assert.deepEqual(plain(r), plain(full.tokenizeRollout(withSamples)), "engine-backed rollout equals the reference (sampled)");
+        assert.deepEqual(plain(r), plain(full.tokenizeRollout(withSamples)), "cache-backed rollout equals the reference (sampled)");
         checkRollout(full, messages, null, r, sampled, perturbed);
         drifted += r.drift.length;
       }),

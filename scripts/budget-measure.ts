@@ -3,7 +3,7 @@
  * ../shared/corpus/templates over every conversation of ../shared/corpus/trajectories (the whole
  * conversation, as the final turn's prompt), with tool arguments as strings and parsed; then each
  * template over the longest conversation repeated to the default `maxPromptChars` (16 M units
- * of message text) — the largest prompt the engine accepts. Prints, per template, the largest
+ * of message text) — the largest prompt the Deltatok accepts. Prints, per template, the largest
  * build charge seen and its ratio to the rendered text, and the largest over all against the
  * default `maxBuildUnits`; and the largest tracking state of an incremental render.
  *

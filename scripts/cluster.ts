@@ -129,7 +129,7 @@ export interface Cluster {
 
 export interface ClusterOptions {
   instances: number;
-  /** More `deltatok serve` flags (engine options, --workers). */
+  /** More `deltatok serve` flags (Deltatok options, --workers). */
   serveArgs: readonly string[];
   nginx: string;
   /** Puts something in front of each instance (tests: a fault-injecting proxy); the port nginx uses instead. */

@@ -4,7 +4,7 @@
  * whole conversation `<id>#final`, the render's sha256 and code-point length, and — where the
  * golden file has a tokenizer — the token count and the sha256 of the ids (little-endian uint32).
  * Where Python raised, deltatok must raise too (and `raise_exception` messages must match).
- * Renders go through the incremental engine, so this also checks reuse on real data.
+ * Renders go through the incremental Deltatok, so this also checks reuse on real data.
  *
  *   node dist/scripts/golden-check.js [--renderer python|hf-jinja] [--only SUBSTRING] [--out FILE]
  *
@@ -19,6 +19,7 @@ import { Deltatok } from "../src/api/deltatok.js";
 import { UNBUDGETED_RENDERER, type DeltatokOptions } from "../src/api/options.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { parseCorpusLine, type Conversation } from "../src/corpus/corpus.js";
+import { idLabel } from "../src/corpus/id.js";
 import { toDeltatokError } from "../src/errors.js";
 import type { RendererKind } from "../src/render/renderer.js";
 import { codePointLength } from "../src/cli/render.js";
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
       const r = parseCorpusLine(l, i, pythonJsonParser);
       return "error" in r ? null : r;
     })) {
-      convs.set(c.id, c);
+      convs.set(idLabel(c.id), c);
     }
     let bad = 0;
     let renderBad = 0;

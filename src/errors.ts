@@ -44,7 +44,7 @@ export const ERROR_CODES = {
   DT_TEMPLATE_SANDBOX: "the chat template tried something the sandbox forbids",
   DT_TEMPLATE_BUDGET: "the chat template exceeded a budget: steps, size of what it builds, or depth",
   DT_CONTINUE_FINAL_MESSAGE: "continue_final_message: the final message has no text to continue, or the chat template does not render it whole",
-  // ---- tokenization / engine ---------------------------------------------------------------
+  // ---- tokenization / encoder --------------------------------------------------------------
   DT_TOKENIZE_FAILED: "the tokenizer failed on the rendered text (e.g. a Unigram model without unk_id met a character it has no piece for, as the Rust crate fails)",
   DT_STREAM_FINISHED: "a streaming counter was given text after finish() (reset it, or open another)",
   DT_STREAM_LOOKBACK: "a streamed text has no safe cut in more than maxLookBack characters (count it whole with countText)",

@@ -21,6 +21,7 @@ export {
   type DrainProgress,
   type QueueStats,
 } from "./queue/index.js";
+export type { CorpusId, NumberId } from "./corpus/id.js";
 export { serve, type ServeOptions, type RunningServer } from "./serve/server.js";
 export { InProcessBackend } from "./serve/in-process.js";
 export { PoolBackend } from "./serve/pool-backend.js";

@@ -14,7 +14,7 @@ import { repoPath } from "./helpers/paths.js";
 
 const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
 
-async function engines(): Promise<Array<{ name: string; dt: Deltatok }>> {
+async function deltatoks(): Promise<Array<{ name: string; dt: Deltatok }>> {
   return [
     { name: "qwen3", dt: await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30" }) },
     {
@@ -91,7 +91,7 @@ test("a generateText conversation converts to the hand-written OpenAI messages a
   assert.deepEqual(chat, expected);
   const objects = fromAiSdk(messages, { toolArguments: "object" });
   assert.deepEqual((objects[2]?.tool_calls?.[0]?.function.arguments), { city: "Paris", days: 2 });
-  for (const { name, dt } of await engines()) {
+  for (const { name, dt } of await deltatoks()) {
     for (const k of [2, 4]) {
       const hand = dt.countPrompt(expected.slice(0, k), { tools: TOOLS, parse_tool_arguments: true });
       assert.equal(dt.countPrompt(chat.slice(0, k), { tools: TOOLS, parse_tool_arguments: true }), hand, `${name} request ${k}`);

@@ -72,11 +72,11 @@ test("LangChain messages convert to the hand-written OpenAI messages and count t
   const chat = fromLangChain(conversation());
   assert.deepEqual(chat, expected);
   const objects = fromLangChain(conversation(), { toolArguments: "object" });
-  const engines = [
+  const deltatoks = [
     await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30" }),
     await Deltatok.create({ tokenizer: "llama3_1", chatTemplateFile: repoPath("test/fixtures/template/golden/templates/llama3.1.jinja"), date: "2026-11-30" }),
   ];
-  for (const dt of engines) {
+  for (const dt of deltatoks) {
     for (const k of [2, 4]) {
       const hand = dt.countPrompt(expected.slice(0, k), { tools: TOOLS, parse_tool_arguments: true });
       assert.equal(dt.countPrompt(chat.slice(0, k), { tools: TOOLS, parse_tool_arguments: true }), hand);

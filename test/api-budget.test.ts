@@ -23,12 +23,12 @@ const code = (f: () => unknown): string => {
 
 const line = JSON.parse(readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8").split("\n")[0] as string) as { messages: unknown[]; tools: unknown[] };
 
-async function engine(): Promise<Deltatok> {
+async function deltatok(): Promise<Deltatok> {
   return Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30", renderer: TEST_RENDERER });
 }
 
 test("options and limits are validated with coded errors", async () => {
-  const dt = await engine();
+  const dt = await deltatok();
   const m = [{ role: "user", content: "hi" }];
   assert.equal(code(() => dt.fits(m, 10, { polcy: "oldest" } as never)), "DT_INVALID_OPTION");
   assert.equal(code(() => dt.fits(m, 10, { policy: "oldest" } as never)), "DT_INVALID_OPTION");
@@ -44,7 +44,7 @@ test("options and limits are validated with coded errors", async () => {
 });
 
 test("fits stops encoding once the prompt passes the limit", async () => {
-  const dt = await engine();
+  const dt = await deltatok();
   // many messages of ordinary text: each is a piece of its own between special tokens
   const messages: unknown[] = [{ role: "system", content: "You are terse." }];
   for (let i = 0; i < 400; i++) messages.push({ role: i % 2 === 0 ? "user" : "assistant", content: `message ${i}: ${"lorem ipsum dolor sit amet ".repeat(20)}` });
@@ -52,15 +52,15 @@ test("fits stops encoding once the prompt passes the limit", async () => {
   assert.equal(dt.fits(messages, 500), false);
   const encoded = dt.stats().tokensEncoded - s0;
   assert.ok(encoded <= 500 + 200, `encoded ${encoded} tokens for a limit of 500`);
-  const total = (await engine()).countPrompt(messages);
+  const total = (await deltatok()).countPrompt(messages);
   assert.ok(total > 20 * encoded, `the whole prompt is ${total} tokens`);
   assert.equal(dt.fits(messages, total), true);
   assert.equal(dt.fits(messages, total - 1), false);
 });
 
 test("an agent loop that trims every turn stays under the limit and encodes what the turns add", async () => {
-  const dt = await engine();
-  const ref = await engine();
+  const dt = await deltatok();
+  const ref = await deltatok();
   const o = { tools: line.tools };
   const limit = 6000;
   let encodedLate = 0;

@@ -2,7 +2,7 @@
  * What the cache key and message chains do, seen through the public API: requests of one
  * conversation reuse each other, different tools/kwargs/generation prompt are different keys,
  * equal messages in new objects still find their conversation, the date matters only to
- * templates that read the clock, counts-only engines keep no ids.
+ * templates that read the clock, counts-only Deltatoks keep no ids.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -65,7 +65,7 @@ test("the date is part of the key only for templates that read the clock", async
   assert.equal(c.tokenizePrompt(convo.slice(0, 4)).outcome, "partial");
 });
 
-test("counts-only engines answer counts without keeping ids; ids then cost a counted re-encode", async () => {
+test("counts-only Deltatoks answer counts without keeping ids; ids then cost a counted re-encode", async () => {
   const counts = await create({ storeIds: false });
   const full = await create({ mode: "full" });
   counts.countPrompt(convo.slice(0, 2));

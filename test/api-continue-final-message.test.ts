@@ -28,14 +28,14 @@ interface Case {
 }
 const fixture = JSON.parse(readFileSync(repoPath("test", "fixtures", "continue", "cases.json"), "utf8")) as { now: string; cases: Case[] };
 
-const engines = new Map<string, Promise<Deltatok>>();
-function engine(template: string, tokenizer: string, mode: "incremental" | "full" = "incremental"): Promise<Deltatok> {
+const deltatoks = new Map<string, Promise<Deltatok>>();
+function deltatok(template: string, tokenizer: string, mode: "incremental" | "full" = "incremental"): Promise<Deltatok> {
   const key = `${template}/${tokenizer}/${mode}`;
-  let e = engines.get(key);
+  let e = deltatoks.get(key);
   if (e === undefined) {
     const chatTemplate = readFileSync(repoPath("test", "fixtures", "template", "golden", "templates", `${template}.jinja`), "utf8");
     e = Deltatok.create({ tokenizer, chatTemplate, date: fixture.now, mode });
-    engines.set(key, e);
+    deltatoks.set(key, e);
   }
   return e;
 }
@@ -59,7 +59,7 @@ test("renders and ids equal the reference for every vendored case", async () => 
   assert.ok(fixture.cases.length >= 90);
   let renders = 0;
   for (const c of fixture.cases) {
-    const dt = await engine(c.template, c.tokenizer);
+    const dt = await deltatok(c.template, c.tokenizer);
     const what = `${c.template} / ${c.name}`;
     if (c.expect.error !== undefined) {
       const code = expectedCode(c.expect.error);
@@ -80,8 +80,8 @@ test("renders and ids equal the reference for every vendored case", async () => 
 });
 
 test("a continued request between ordinary ones leaves every answer equal to full mode", async () => {
-  const dt = await engine("qwen3", "qwen3");
-  const full = await engine("qwen3", "qwen3", "full");
+  const dt = await deltatok("qwen3", "qwen3");
+  const full = await deltatok("qwen3", "qwen3", "full");
   const msgs: unknown[] = [{ role: "system", content: "Be brief." }, { role: "user", content: "Name three rivers." }];
   for (let turn = 0; turn < 4; turn++) {
     const plain = { add_generation_prompt: true };
@@ -98,7 +98,7 @@ test("a continued request between ordinary ones leaves every answer equal to ful
 });
 
 test("option checks: type, and the conflicts transformers refuses", async () => {
-  const dt = await engine("qwen3", "qwen3");
+  const dt = await deltatok("qwen3", "qwen3");
   const m = [{ role: "user", content: "Hi" }, { role: "assistant", content: "He" }];
   assert.throws(() => dt.countPrompt(m, { continue_final_message: 1 as unknown as boolean }), { code: "DT_INVALID_OPTION", path: "continue_final_message" });
   assert.throws(() => dt.countPrompt(m, { continue_final_message: "" }), { code: "DT_INVALID_OPTION" });
@@ -111,7 +111,7 @@ test("option checks: type, and the conflicts transformers refuses", async () => 
 });
 
 test("the sidecar takes continue_final_message, in process and on a worker's item path", async () => {
-  const dt = await engine("qwen3", "qwen3");
+  const dt = await deltatok("qwen3", "qwen3");
   const m = [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello th" }];
   const want = Array.from(dt.encodePrompt(m, { continue_final_message: true }));
   const held = new ConversationMessages();

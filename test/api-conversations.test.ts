@@ -19,7 +19,7 @@ test("a prefix extends the held state; the result becomes the new state", () => 
   const c = held.resolve("c", 3, { state: 2, length: 1 }, [m(9)], null);
   assert.deepEqual(c.messages, [m(0), m(9)], "a shorter prefix branches");
   assert.equal(c.tools, null, "explicit null means no tools");
-  // the held objects are reused, not copied: the engine's per-object memos keep working
+  // the held objects are reused, not copied: the Deltatok's per-object memos keep working
   assert.equal((b.messages as unknown[])[0], (a.messages as unknown[])[0]);
 });
 

@@ -1,6 +1,6 @@
 /**
  * Hostile values given to the library get a coded input error with the path of the value, never
- * DT_INTERNAL or a crash, and the engine answers a good request right after: throwing getters
+ * DT_INTERNAL or a crash, and the Deltatok answers a good request right after: throwing getters
  * and Proxy traps, cycles, non-data objects (Map, Date, class instances, functions, symbols),
  * holes, very deep nesting, huge key counts. Validation reads each value once and the render
  * uses what it read. Data values JSON allows (bigint ints, NaN/Infinity floats, a `__proto__`
@@ -34,7 +34,7 @@ function coded(f: () => unknown, code: string, path?: string | RegExp): Deltatok
   assert.fail(`expected ${code}`);
 }
 
-/** The engine still answers a good request, with the same count as before. */
+/** The Deltatok still answers a good request, with the same count as before. */
 async function stillAnswers(): Promise<void> {
   const dt = await dtP;
   const fresh = await Deltatok.create({ renderer: TEST_RENDERER, date: "2026-11-30" });

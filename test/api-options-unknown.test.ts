@@ -90,7 +90,7 @@ test("request methods: unknown options are DT_INVALID_OPTION, camelCase variants
   coded(() => dt.renderPrompt(convo.slice(0, 2), { documnets: [] } as never), "DT_INVALID_OPTION");
   coded(() => dt.tokenizeTrajectory(convo, { parseToolArguments: true } as never), "DT_INVALID_OPTION");
   e = coded(() => dt.countPrompt(convo.slice(0, 2), { date: "2026-01-01" } as never), "DT_INVALID_OPTION");
-  assert.ok(e.message.includes("Deltatok.create"), "an engine option names where it belongs");
+  assert.ok(e.message.includes("Deltatok.create"), "a Deltatok option names where it belongs");
   // countMessage takes fewer: OSL is defined without tools or a generation prompt
   coded(() => dt.countMessage(convo[2], { tools: [] } as never), "DT_INVALID_OPTION");
   coded(() => dt.countMessage(convo[2], { add_generation_prompt: true } as never), "DT_INVALID_OPTION");
@@ -100,7 +100,7 @@ test("request methods: unknown options are DT_INVALID_OPTION, camelCase variants
   const r = Proxy.revocable({}, {});
   r.revoke();
   coded(() => dt.countPrompt(convo.slice(0, 2), r.proxy), "DT_INVALID_OPTION");
-  // every known option is accepted, undefined ones too, and the engine still answers
+  // every known option is accepted, undefined ones too, and the Deltatok still answers
   const n = dt.countPrompt(convo.slice(0, 2));
   assert.equal(
     dt.countPrompt(convo.slice(0, 2), {

@@ -1,7 +1,7 @@
 /**
  * tokenizeRollout's input: sampled ids and logprobs are validated per conversation (coded
  * DT_INVALID_SAMPLED_IDS with the path); the sampled fields never reach the template; every
- * engine mode (incremental, counts-only, full) gives the same rollout.
+ * mode (incremental, counts-only, full) gives the same rollout.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -38,7 +38,7 @@ const BAD: Array<[string, Record<string, unknown>, string, number?]> = [
 ];
 
 for (const [what, extra, path, at] of BAD) {
-  test(`${what}: DT_INVALID_SAMPLED_IDS at ${path}, and the engine answers the next conversation`, () => {
+  test(`${what}: DT_INVALID_SAMPLED_IDS at ${path}, and the Deltatok answers the next conversation`, () => {
     assert.throws(() => dt.tokenizeRollout(withSample(extra, at)), (e: unknown) => {
       const err = e as { code: string; path?: string };
       assert.equal(err.code, "DT_INVALID_SAMPLED_IDS");
@@ -75,7 +75,7 @@ test("the sampled fields do not reach the template", async () => {
   assert.equal(r.drift.length, 0);
 });
 
-test("incremental, counts-only and full engines give the same rollout", async () => {
+test("incremental, counts-only and full Deltatoks give the same rollout", async () => {
   const sampled = withSample({ sampled_ids: hiIds, sampled_logprobs: hiIds.map(() => -1) });
   const modes = await Promise.all([
     Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30", storeIds: false }),

@@ -24,7 +24,7 @@ const convs = readFileSync(repoPath("data", "tau-bench-airline-20.jsonl"), "utf8
   .slice(0, 3)
   .map((l) => JSON.parse(l) as Conv);
 
-/** Every request of the conversations: count, ids, outcome; then the engine's stats. */
+/** Every request of the conversations: count, ids, outcome; then the Deltatok's stats. */
 function replay(dt: Deltatok) {
   const out: Array<{ count: number; ids: number[]; reused: number; outcome: string; fits: boolean; rollout: string }> = [];
   for (const c of convs) {

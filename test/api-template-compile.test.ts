@@ -2,7 +2,7 @@
  * Templates are compiled where their error belongs: `chatTemplate`, `chatTemplateFile` and the
  * tokenizer's default template at `Deltatok.create` (DT_TEMPLATE_SYNTAX there, not on every
  * request); a template chosen per request — by name, as source, or `tool_use` for tools — on
- * first use, failing that request only (path `chat_template`), the engine answering the next
+ * first use, failing that request only (path `chat_template`), the Deltatok answering the next
  * good request. Messages name a bundled tokenizer by its package, never by its install path.
  */
 import { test } from "node:test";
@@ -74,7 +74,7 @@ test("a tokenizer whose default template does not parse fails create; its other 
   let e = coded(() => dt.countPrompt(msgs, { chat_template: "tool_use" }), "DT_TEMPLATE_SYNTAX");
   assert.equal(e.path, "chat_template");
   e = coded(() => dt.countPrompt(msgs, { tools: [] }), "DT_TEMPLATE_SYNTAX");
-  assert.equal(dt.renderPrompt(msgs), "Hi", "the engine goes on");
+  assert.equal(dt.renderPrompt(msgs), "Hi", "the Deltatok goes on");
 });
 
 test("a template given per request compiles on first use and fails that request only", async () => {

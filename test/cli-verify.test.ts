@@ -1,8 +1,8 @@
 /**
  * `deltatok verify`: incremental and full agree on a real corpus slice (exit 0, every request
- * identical or failing alike); its difference reporting works: fed two engines that cannot
+ * identical or failing alike); its difference reporting works: fed two Deltatoks that cannot
  * agree (different tokenizers), it reports the first differing token of every request; and its
- * triage names the stage that is wrong: a fault injected into the splice (the ids the engine
+ * triage names the stage that is wrong: a fault injected into the splice (the ids the Deltatok
  * answers) is reported as "splice", one injected into the incremental render as "render", a
  * reference encoder that disagrees as "encoder" — and the switches that take a stage out
  * (--no-incremental-render, --no-incremental-splice) keep the answers exact.

@@ -12,6 +12,7 @@ import { chmodSync, mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCorpus, corpusLines, openCorpus, readCorpus, type CorpusItem, type CorpusLine } from "../src/corpus/corpus.js";
+import { idJson } from "../src/corpus/id.js";
 import { pythonJsonParser } from "../src/api/json.js";
 import { DeltatokError } from "../src/errors.js";
 import { jsonl, runCli } from "./helpers/cli.js";
@@ -149,7 +150,7 @@ test("deltatok replay: a BOM and a bad line in one corpus; the other conversatio
   assert.equal(recs[1]?.line, 2);
 });
 
-test("ids: strings, and JSON numbers as Python's str() writes them (big ints included)", async () => {
+test("ids: strings, and JSON numbers as the line spells them (big ints included); NaN and other types are not ids", async () => {
   const p = file(
     "ids.jsonl",
     [
@@ -161,16 +162,19 @@ test("ids: strings, and JSON numbers as Python's str() writes them (big ints inc
       `{"id":1e400,"messages":[{"role":"user","content":"x"}]}`,
       `{"id":true,"messages":[{"role":"user","content":"x"}]}`,
       `{"id":{"a":1},"messages":[{"role":"user","content":"x"}]}`,
+      `{"id":NaN,"messages":[{"role":"user","content":"x"}]}`,
     ].join("\n"),
   );
-  assert.deepEqual(summary(await items(p)), [
-    "1:s",
+  const got = (await items(p)).map((x) => (x.ok ? `${x.conversation.line}:${idJson(x.conversation.id)}` : `${x.failure.line}:${x.failure.error.code}`));
+  assert.deepEqual(got, [
+    '1:"s"',
     "2:7",
     "3:123456789012345678901234567890",
     "4:1.0",
-    "5:1e-07",
-    "6:inf",
+    "5:1e-7",
+    "6:1e400",
     "7:DT_INVALID_REQUEST",
     "8:DT_INVALID_REQUEST",
+    "9:DT_INVALID_REQUEST",
   ]);
 });

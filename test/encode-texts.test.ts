@@ -29,7 +29,7 @@ test("Deltatok.encodeTexts equals encodeText of each text; progress per text; a 
 
 test("DeltatokPool.encodeTexts spreads chunks over the workers and answers in order", async () => {
   const dt = await Deltatok.create({ renderer: TEST_RENDERER, date: "2026-11-30" });
-  const pool = await DeltatokPool.create({ engine: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
+  const pool = await DeltatokPool.create({ deltatok: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
   try {
     const progress: number[] = [];
     const got = await pool.encodeTexts(TEXTS, { onProgress: (d, total) => (assert.equal(total, TEXTS.length), progress.push(d)) });

@@ -3,7 +3,7 @@
  * (`verifyCorpus`) on every format's fixture directory, the worker tables (SharedTokenizer)
  * rebuilding the same encoder, the streaming counter (its cut rule per format, or whole mode,
  * named) and rollouts on one tiktoken and one SentencePiece model, and Kimi's chats through the
- * engine equal transformers' apply_chat_template(tokenize=True) ids.
+ * Deltatok equal transformers' apply_chat_template(tokenize=True) ids.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -37,7 +37,7 @@ const PLAIN_TEMPLATE = "{% for m in messages %}[{{ m.role }}] {{ m.content or ''
 const CHATML_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}{% if m.tool_calls %}<tool_call>{{ m.tool_calls | tojson }}</tool_call>{% endif %}</s>\n{% endfor %}";
 const TEKKEN_TEMPLATE = "<s>{% for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]{% else %}{{ m.content or '' }}{% endif %}{% endfor %}";
 
-/** Each format's fixture with a chat template: [name, engine options, boundary tokens expected]. */
+/** Each format's fixture with a chat template: [name, Deltatok options, boundary tokens expected]. */
 const FORMATS: Array<[string, DeltatokOptions, boolean]> = [
   ["tiktoken, Kimi family", { tokenizer: formatFixturePath("kimi") }, true],
   ["tiktoken, GLM-4 family", { tokenizer: formatFixturePath("glm4"), chatTemplate: GLM_TEMPLATE }, true],
@@ -141,7 +141,7 @@ function deepSort(value: unknown): unknown {
   return value;
 }
 
-test("Kimi chats through the engine (add_generation_prompt, tools deep-sorted by the caller as Kimi's apply_chat_template sorts them) equal transformers' ids", async () => {
+test("Kimi chats through the Deltatok (add_generation_prompt, tools deep-sorted by the caller as Kimi's apply_chat_template sorts them) equal transformers' ids", async () => {
   const dt = await Deltatok.create({ tokenizer: formatFixturePath("kimi"), date: DATE });
   const expect = readFormatJson<{ chat: Array<{ count: number; ids: string }> }>("kimi", "expect.json");
   let k = 0;

@@ -2,7 +2,7 @@
  * Hostile templates: nothing a chat template does takes the process down (issue 12, items 3–5).
  * Every operation that builds a string, a list or a dict is charged to the render's build budget
  * before it builds (DESIGN.md, "Budgets"): past it the request fails with DT_TEMPLATE_BUDGET, and
- * the same engine then answers a good request exactly; within it the output is the one the
+ * the same Deltatok then answers a good request exactly; within it the output is the one the
  * default budget gives (Python's). The incremental renderer's tracking state has its own bound:
  * past it the render is done whole — the same output — and counted. The worst reproductions run
  * in a child process whose peak RSS must stay under the documented ceiling.
@@ -28,7 +28,7 @@ const convo = [
   { role: "user", content: "And 3+3?" },
 ];
 
-/** An engine with small budgets (2 M build units, 8 MiB of tracking), and one with the defaults. */
+/** A Deltatok with small budgets (2 M build units, 8 MiB of tracking), and one with the defaults. */
 const small = await Deltatok.create({ date: DATE, templateBudget: { maxBuildUnits: 2_000_000, maxTrackBytes: 8 * 1024 * 1024 } });
 const dflt = await Deltatok.create({ date: DATE });
 const goodCount = dflt.countPrompt(convo);
@@ -45,7 +45,7 @@ function budgetError(f: () => unknown, what: string): DeltatokError {
   return err;
 }
 
-/** The engine fails the hostile request (whole and incremental renders alike), then answers a good one exactly. */
+/** The Deltatok fails the hostile request (whole and incremental renders alike), then answers a good one exactly. */
 function failsThenAnswers(dt: Deltatok, template: string, kwargs: Record<string, unknown>, what: string): void {
   const options = { chat_template: template, chat_template_kwargs: kwargs };
   budgetError(() => dt.renderPrompt(convo, options), `${what} (render)`);
@@ -243,7 +243,7 @@ test("past the tracking bound an incremental render is done whole: the same outp
   assert.equal(fresh.stats.trackingBudget, 0);
 });
 
-test("the tracking bound through the engine: stats().render.trackingBudget, and ids equal to a full render's", async () => {
+test("the tracking bound through the Deltatok: stats().render.trackingBudget, and ids equal to a full render's", async () => {
   const template = "{% for m in messages %}<|im_start|>{{ m.role }}\n{% for c in m.content %}{{ c }}{% endfor %}<|im_end|>\n{% endfor %}";
   const dt = await Deltatok.create({ date: DATE, chatTemplate: template, templateBudget: { maxTrackBytes: 100_000 } });
   const full = await Deltatok.create({ date: DATE, chatTemplate: template, mode: "full" });
@@ -261,7 +261,7 @@ test("template budget options are validated", async () => {
 // ---- peak memory, in a child process ---------------------------------------------------------
 
 /**
- * The documented ceiling (DESIGN.md, "Budgets"): peak RSS of an engine process (tokenizer loaded)
+ * The documented ceiling (DESIGN.md, "Budgets"): peak RSS of a Deltatok process (tokenizer loaded)
  * rendering one of the worst templates on the default budgets, incrementally and whole (the
  * child collects garbage between requests: the peak is one render's).
  */

@@ -1,5 +1,5 @@
 /**
- * `deltatok/jinja`, the engine on its own: imported by name (the package's "exports"), it
+ * `deltatok/jinja`, the template engine on its own: imported by name (the package's "exports"), it
  * compiles and renders with variables, a clock and budgets and reports Python's error strings;
  * packed with `npm pack` and unpacked into a scratch project *without* the package's
  * dependencies, the README example runs and prints what the README says.

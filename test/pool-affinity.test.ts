@@ -15,7 +15,7 @@ let pool: DeltatokPool;
 let queue: BatchQueue;
 
 before(async () => {
-  pool = await DeltatokPool.create({ engine: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
+  pool = await DeltatokPool.create({ deltatok: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
   queue = await BatchQueue.create({ pool, intervalMs: 1 });
 });
 after(async () => {

@@ -35,7 +35,7 @@ test("--workers 2 writes the same records in the same order as the in-process ru
   assert.deepEqual(s2.errors_by_code, s0.errors_by_code);
   const c0 = s0.cache as { requests: number };
   const c2 = s2.cache as { requests: number };
-  assert.equal(c2.requests, c0.requests, "engine requests summed over workers");
+  assert.equal(c2.requests, c0.requests, "Deltatok requests summed over workers");
 });
 
 test("--workers refuses a bad value (exit 2); a worker that cannot load fails startup (exit 1)", async () => {

@@ -65,7 +65,7 @@ interface Pending {
 /** A pool of fake workers: each runs its batches in order, a conversation taking its line's length in virtual time. */
 class FakePool {
   readonly size: number;
-  readonly options = { resolvedEngine: { tokenizer: "fake", mode: "incremental" } } as never;
+  readonly options = { resolvedDeltatok: { tokenizer: "fake", mode: "incremental" } } as never;
   readonly workers = [] as never[];
   now = 0;
   readonly started: Array<{ id: string; slot: number; at: number }> = [];

@@ -19,7 +19,7 @@ import type { WireItem, WireResult } from "../src/pool/protocol.js";
 import { clearTokenizerCache, loadTokenizer, type SharedTokenizer } from "../src/load/index.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
-const engine = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
+const deltatok = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
 const CORPUS = fileURLToPath(new URL("../../data/tau-bench-airline-20.jsonl", import.meta.url));
 const lines = readFileSync(CORPUS, "utf8").split("\n").filter((l) => l.trim() !== "");
 const items = (): WireItem[] => lines.slice(0, 6).map((json, i) => ({ k: "conversation", json, line: i + 1, replay: { osl: true } }));
@@ -58,7 +58,7 @@ function checksum(s: SharedTokenizer): number {
 }
 
 test("workers on shared tables answer as workers that load their own tokenizer", async () => {
-  const own = await DeltatokPool.create({ engine, workers: 1, shareTables: false });
+  const own = await DeltatokPool.create({ deltatok, workers: 1, shareTables: false });
   let want: unknown[];
   try {
     assert.deepEqual(own.tables, { shared: false, bytes: 0, unshared: "option" });
@@ -67,7 +67,7 @@ test("workers on shared tables answer as workers that load their own tokenizer",
   } finally {
     await own.close();
   }
-  const pool = await DeltatokPool.create({ engine, workers: 2 });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2 });
   try {
     assert.equal(pool.tables.shared, true);
     assert.ok(pool.tables.bytes > 1_000_000);
@@ -82,7 +82,7 @@ test("workers on shared tables answer as workers that load their own tokenizer",
 test("a replacement worker attaches after the building thread exited and the main thread dropped and collected its tokenizer", async () => {
   clearTokenizerCache();
   await loadTokenizer("qwen3"); // a main-thread copy, dropped below
-  const pool = await DeltatokPool.create({ engine, workers: 2 });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2 });
   try {
     const want = await run(pool, 0);
     clearTokenizerCache(); // nothing in this thread holds a tokenizer now; the builder thread is gone
@@ -100,7 +100,7 @@ test("a replacement worker attaches after the building thread exited and the mai
 test("workers that exit or run out of memory leave the tables unchanged and the other workers exact", async () => {
   const EXIT = "__exit now__";
   const OOM = "__oom now__";
-  const pool = await DeltatokPool.create({ engine, workers: 2, testFaults: { exitText: EXIT, oomMarker: OOM }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2, testFaults: { exitText: EXIT, oomMarker: OOM }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
   const shared = pool.sharedTokenizer;
   assert.ok(shared !== null);
   const before = checksum(shared);
@@ -138,7 +138,7 @@ test("a tokenizer without a shared form is loaded per worker, with a DELTATOK_TA
     const warnings: string[] = [];
     const onWarning = (w: Error & { code?: string }) => warnings.push(String(w.code));
     process.on("warning", onWarning);
-    const pool = await DeltatokPool.create({ engine: { ...engine, tokenizer: dir }, workers: 1 });
+    const pool = await DeltatokPool.create({ deltatok: { ...deltatok, tokenizer: dir }, workers: 1 });
     try {
       await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
       assert.ok(warnings.includes("DELTATOK_TABLES_UNSHARED"), warnings.join(","));
@@ -157,5 +157,5 @@ test("a tokenizer without a shared form is loaded per worker, with a DELTATOK_TA
 });
 
 test("shareTables must be a boolean", async () => {
-  await assert.rejects(DeltatokPool.create({ engine, workers: 1, shareTables: "yes" as never }), { code: "DT_INVALID_OPTION", path: "options.shareTables" });
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 1, shareTables: "yes" as never }), { code: "DT_INVALID_OPTION", path: "options.shareTables" });
 });

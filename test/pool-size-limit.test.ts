@@ -13,7 +13,7 @@ import { BatchQueue } from "../src/queue/queue.js";
 import { runCli } from "./helpers/cli.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
-const engine = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
+const deltatok = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
 
 function invalid(path: string) {
   return (e: unknown) => {
@@ -28,17 +28,17 @@ test("the maximum is 4 × the usable CPUs; above it create rejects naming the op
   const cpus = detectCpus();
   assert.equal(maxWorkers(cpus), WORKERS_PER_CPU * cpus.count);
   assert.equal(WORKERS_PER_CPU, 4);
-  await assert.rejects(DeltatokPool.create({ engine, workers: maxWorkers() + 1 }), invalid("options.workers"));
-  await assert.rejects(DeltatokPool.create({ engine, workers: 10_000 }), invalid("options.workers"));
-  await assert.rejects(BatchQueue.create({ poolOptions: { engine, workers: 10_000 } }), invalid("options.poolOptions.workers"));
-  await assert.rejects(BatchQueue.create({ poolOptions: { engine, workers: 0 } }), invalid("options.poolOptions.workers"));
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: maxWorkers() + 1 }), invalid("options.workers"));
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 10_000 }), invalid("options.workers"));
+  await assert.rejects(BatchQueue.create({ poolOptions: { deltatok, workers: 10_000 } }), invalid("options.poolOptions.workers"));
+  await assert.rejects(BatchQueue.create({ poolOptions: { deltatok, workers: 0 } }), invalid("options.poolOptions.workers"));
 });
 
 test("unknown or malformed pool and queue options are refused by name", async () => {
-  await assert.rejects(DeltatokPool.create({ engine, workers: 1, wrokers: 2 } as never), invalid("options.wrokers"));
-  await assert.rejects(DeltatokPool.create({ engine, workers: 1, resourceLimits: { maxOldGenerationSizeMb: -1 } }), invalid("options.resourceLimits.maxOldGenerationSizeMb"));
-  await assert.rejects(DeltatokPool.create({ engine, workers: 1, resourceLimits: { maxOldGenrationSizeMb: 512 } as never }), invalid("options.resourceLimits.maxOldGenrationSizeMb"));
-  await assert.rejects(BatchQueue.create({ poolOptions: { engine, workers: 1 }, intervalMS: 5 } as never), invalid("options.intervalMS"));
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 1, wrokers: 2 } as never), invalid("options.wrokers"));
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 1, resourceLimits: { maxOldGenerationSizeMb: -1 } }), invalid("options.resourceLimits.maxOldGenerationSizeMb"));
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 1, resourceLimits: { maxOldGenrationSizeMb: 512 } as never }), invalid("options.resourceLimits.maxOldGenrationSizeMb"));
+  await assert.rejects(BatchQueue.create({ poolOptions: { deltatok, workers: 1 }, intervalMS: 5 } as never), invalid("options.intervalMS"));
 });
 
 test("above the CPU count: allowed, with one warning per process (DELTATOK_WORKERS_OVER_CPUS)", () => {
@@ -64,7 +64,7 @@ test("above the CPU count: allowed, with one warning per process (DELTATOK_WORKE
 
 test("startup reports each worker as it becomes ready", async () => {
   const seen: StartupProgress[] = [];
-  const pool = await DeltatokPool.create({ engine, workers: 2, onWorkerReady: (p) => seen.push(p) });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2, onWorkerReady: (p) => seen.push(p) });
   try {
     assert.deepEqual(
       seen.map((p) => [p.ready, p.workers]),
@@ -81,12 +81,12 @@ test("startup reports each worker as it becomes ready", async () => {
 
 test("an aborted startup ends create with DT_CLOSED", async () => {
   const ac = new AbortController();
-  const p = DeltatokPool.create({ engine, workers: 1, signal: ac.signal });
+  const p = DeltatokPool.create({ deltatok, workers: 1, signal: ac.signal });
   ac.abort();
   await assert.rejects(p, { code: "DT_CLOSED" });
   const pre = new AbortController();
   pre.abort();
-  await assert.rejects(DeltatokPool.create({ engine, workers: 1, signal: pre.signal }), { code: "DT_CLOSED" });
+  await assert.rejects(DeltatokPool.create({ deltatok, workers: 1, signal: pre.signal }), { code: "DT_CLOSED" });
 });
 
 test("deltatok replay --workers above the maximum is a usage error at once, with nothing written", async () => {

@@ -1,5 +1,5 @@
 /**
- * Pool startup: every worker loads its engine in parallel; one that cannot is a coded startup
+ * Pool startup: every worker loads its Deltatok in parallel; one that cannot is a coded startup
  * error carrying the worker's own error as cause (never a silent fallback). Options are checked
  * before any thread starts. close() is idempotent and ends the pool.
  */
@@ -10,7 +10,7 @@ import { DeltatokPool } from "../src/pool/pool.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
 test("a bad tokenizer path fails startup with DT_WORKER_STARTUP and the cause's code", async () => {
-  await assert.rejects(DeltatokPool.create({ engine: { tokenizer: "/nonexistent/dir/tokenizer.json", renderer: TEST_RENDERER }, workers: 2 }), (e: unknown) => {
+  await assert.rejects(DeltatokPool.create({ deltatok: { tokenizer: "/nonexistent/dir/tokenizer.json", renderer: TEST_RENDERER }, workers: 2 }), (e: unknown) => {
     assert.ok(e instanceof DeltatokError);
     assert.equal(e.code, "DT_WORKER_STARTUP");
     assert.ok(e.cause instanceof DeltatokError);
@@ -20,18 +20,18 @@ test("a bad tokenizer path fails startup with DT_WORKER_STARTUP and the cause's 
 });
 
 test("a warm-up budget too small to load is a startup error", async () => {
-  await assert.rejects(DeltatokPool.create({ engine: { renderer: TEST_RENDERER }, workers: 1, startupTimeoutMs: 1 }), { code: "DT_WORKER_STARTUP" });
+  await assert.rejects(DeltatokPool.create({ deltatok: { renderer: TEST_RENDERER }, workers: 1, startupTimeoutMs: 1 }), { code: "DT_WORKER_STARTUP" });
 });
 
 test("bad options are refused before any worker starts", async () => {
   await assert.rejects(DeltatokPool.create({ workers: 0 }), { code: "DT_INVALID_OPTION" });
   await assert.rejects(DeltatokPool.create({ workers: 1.5 }), { code: "DT_INVALID_OPTION" });
-  await assert.rejects(DeltatokPool.create({ engine: { mode: "fast" as never } }), { code: "DT_INVALID_OPTION" });
-  await assert.rejects(DeltatokPool.create({ engine: { date: "2026-02-30" } }), { code: "DT_INVALID_DATE" });
+  await assert.rejects(DeltatokPool.create({ deltatok: { mode: "fast" as never } }), { code: "DT_INVALID_OPTION" });
+  await assert.rejects(DeltatokPool.create({ deltatok: { date: "2026-02-30" } }), { code: "DT_INVALID_DATE" });
 });
 
 test("a started pool reports its workers, runs batches, and closes idempotently", async () => {
-  const pool = await DeltatokPool.create({ engine: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
+  const pool = await DeltatokPool.create({ deltatok: { renderer: TEST_RENDERER, date: "2026-11-30" }, workers: 2 });
   try {
     assert.equal(pool.size, 2);
     assert.deepEqual(

@@ -22,14 +22,14 @@ import { replayCorpus, replayCorpusPooled, type ReplayRecord } from "../src/cli/
 import { repoPath } from "./helpers/paths.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
-const engine = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
+const deltatok = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
 const MARKER = "__allocate until the heap limit__";
 /** Small enough to reach quickly, large enough for a loaded qwen3 worker (60–90 MB of heap). */
 const LIMITS = { maxOldGenerationSizeMb: 256 };
 const MIB = 1024 * 1024;
 
 test("a worker past its heap limit is replaced; its item is answered DT_WORKER_OUT_OF_MEMORY after one retry; the rest complete", async () => {
-  const pool = await DeltatokPool.create({ engine, workers: 2, resourceLimits: LIMITS, testFaults: { oomMarker: MARKER } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2, resourceLimits: LIMITS, testFaults: { oomMarker: MARKER } });
   const queue = await BatchQueue.create({ pool, intervalMs: 0, batchItems: 8 });
   const crashes: Array<{ worker: number; error: { code: string } }> = [];
   queue.on("workerCrash", (c: { worker: number; error: { code: string } }) => crashes.push(c));
@@ -76,11 +76,11 @@ test("a replay on one worker finishes: every other conversation's records equal 
   writeFileSync(bad, [...slice.slice(0, 3), poison, ...slice.slice(3)].join("\n") + "\n");
   const ro = { chatTemplateKwargs: null, parseToolArguments: false, osl: true, progress: false };
 
-  const dt = await Deltatok.create(engine);
+  const dt = await Deltatok.create(deltatok);
   const serial: ReplayRecord[] = [];
   await replayCorpus(dt, clean, ro, (r) => void serial.push(r), 0);
 
-  const pool = await DeltatokPool.create({ engine, workers: 1, resourceLimits: LIMITS, testFaults: { oomMarker: MARKER } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 1, resourceLimits: LIMITS, testFaults: { oomMarker: MARKER } });
   const queue = await BatchQueue.create({ pool, intervalMs: 2, batchItems: 4 });
   const pooled: ReplayRecord[] = [];
   let summary;
@@ -105,11 +105,11 @@ test("a replay on one worker finishes: every other conversation's records equal 
 });
 
 test("workers run with the default heap limit unless told otherwise", async () => {
-  const resolved = resolveOptions(engine, parseDate);
+  const resolved = resolveOptions(deltatok, parseDate);
   const dflt = defaultWorkerHeapMb(resolved);
   assert.equal(dflt, 1757, "512 + 2 × 256 MiB + 48 B × 16,000,000 characters");
-  const pool = await DeltatokPool.create({ engine, workers: 1 });
-  const custom = await DeltatokPool.create({ engine: { ...engine, cacheBytes: 64 * MIB }, workers: 1, resourceLimits: { maxOldGenerationSizeMb: 300 } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 1 });
+  const custom = await DeltatokPool.create({ deltatok: { ...deltatok, cacheBytes: 64 * MIB }, workers: 1, resourceLimits: { maxOldGenerationSizeMb: 300 } });
   try {
     assert.equal(pool.options.resourceLimits.maxOldGenerationSizeMb, dflt);
     assert.equal(custom.options.resourceLimits.maxOldGenerationSizeMb, 300);

@@ -11,7 +11,7 @@ import { BatchQueue } from "../src/queue/queue.js";
 import type { QueueResult } from "../src/queue/types.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 
-const engine = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
+const deltatok = { renderer: TEST_RENDERER, date: "2026-11-30" } as const;
 
 function waitFor(cond: () => boolean): Promise<void> {
   return new Promise((resolve) => {
@@ -28,7 +28,7 @@ test("a worker killed mid-batch: replaced, its items retried elsewhere, each ans
   const flagBuf = new SharedArrayBuffer(12);
   const flag = new Int32Array(flagBuf);
   const BLOCK = "__block this worker__";
-  const pool = await DeltatokPool.create({ engine, workers: 2, testFaults: { blockText: BLOCK, blockFlag: flagBuf } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2, testFaults: { blockText: BLOCK, blockFlag: flagBuf } });
   const queue = await BatchQueue.create({ pool, intervalMs: 0, batchItems: 8 });
   const crashes: unknown[] = [];
   queue.on("workerCrash", (c) => crashes.push(c));
@@ -63,7 +63,7 @@ test("a worker killed mid-batch: replaced, its items retried elsewhere, each ans
 test("process.exit and uncaught errors in workers: poison items end DT_WORKER_CRASHED, the rest succeed", async () => {
   const EXIT = "__exit__";
   const THROW = "__throw__";
-  const pool = await DeltatokPool.create({ engine, workers: 2, testFaults: { exitText: EXIT, throwText: THROW } });
+  const pool = await DeltatokPool.create({ deltatok, workers: 2, testFaults: { exitText: EXIT, throwText: THROW } });
   const queue = await BatchQueue.create({ pool, intervalMs: 0, batchItems: 16 });
   const N = 40;
   const answers: QueueResult[][] = Array.from({ length: N }, () => []);

@@ -1,6 +1,6 @@
 /**
  * The sidecar's fits / trim_to_fit answer as the library's fits / trimToFit do, in process and
- * through the pool (answered by the server thread's engine), over stdio lines and in a batch;
+ * through the pool (answered by the server thread's Deltatok), over stdio lines and in a batch;
  * bad params get the library's coded errors, and the connection stays usable.
  */
 import { test } from "node:test";

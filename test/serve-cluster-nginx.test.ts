@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { connect, createServer, type AddressInfo, type Server } from "node:net";
 import { Deltatok } from "../src/api/deltatok.js";
 import { assistantIndices } from "../src/corpus/corpus.js";
+import { idLabel } from "../src/corpus/id.js";
 import { loadConversations } from "../bench/replay.js";
 import { clusterRun, findNginx, type ReplayRecord } from "../scripts/cluster.js";
 import { repoPath } from "./helpers/paths.js";
@@ -34,7 +35,7 @@ async function expected(): Promise<{ id: string; index: number; isl: number }[]>
   const out: { id: string; index: number; isl: number }[] = [];
   for (const c of loadConversations(corpus)) {
     for (const k of assistantIndices(c.messages)) {
-      out.push({ id: c.id, index: k, isl: dt.countPrompt(c.messages.slice(0, k), { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, add_generation_prompt: true }) });
+      out.push({ id: idLabel(c.id), index: k, isl: dt.countPrompt(c.messages.slice(0, k), { tools: c.tools, chat_template_kwargs: c.chat_template_kwargs, add_generation_prompt: true }) });
     }
   }
   return out;
@@ -71,7 +72,7 @@ test("cluster: 3 instances behind nginx answer every ISL exactly; one killed a t
   await t.test("all instances up (conversation after conversation)", async () => {
     const r = await run(false, want.length, 1);
     assertExact(r.records, want);
-    // each request reached one instance's engine once: none lost, none answered twice
+    // each request reached one instance's Deltatok once: none lost, none answered twice
     assert.equal(r.instances.reduce((a, s) => a + s.requests, 0), want.length);
     assert.equal(r.client.resent_whole, 0, "a conversation never left its instance");
     assert.equal(r.client.new_conversations, 20);

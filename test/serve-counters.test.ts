@@ -99,7 +99,7 @@ test("stdio, in process: text and message counters answer the library's counts",
   await close();
 });
 
-test("stdio, worker pool: counters live on the server's engine and answer the same", async () => {
+test("stdio, worker pool: counters live on the server's Deltatok and answer the same", async () => {
   const backend = await PoolBackend.create({ date: "2026-11-30", renderer: TEST_RENDERER }, 1);
   const { ask, close } = await pipe(backend);
   await streamText(ask);

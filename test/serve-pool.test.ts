@@ -1,6 +1,6 @@
 /**
  * The sidecar through the worker pool (`deltatok serve` by default from 4 CPUs on): every method
- * answers as the in-process engine does, including tokenize_trajectory and conversation prefixes.
+ * answers as the in-process Deltatok does, including tokenize_trajectory and conversation prefixes.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * A fast-check fuzz of both sidecar protocols against the real engine: random bytes, random JSON
+ * A fast-check fuzz of both sidecar protocols against the real Deltatok: random bytes, random JSON
  * shapes, random envelopes, oversize lines and bodies, random chunking, and random disconnects
  * (an input cut short; HTTP connections ended or reset mid-request). The server never dies, every
  * complete request line or HTTP request gets exactly one answer, every request id comes back

@@ -1,8 +1,9 @@
 /**
  * Request ids of any JSON number are answered back with the very text they were sent as — past
- * 2^53, with a fraction or exponent, `-0` — over stdio (the real `deltatok serve` process, which
- * stays alive and answers the next request) and HTTP, through the in-process engine and the
- * pool's raw-params path; an oversize or non-UTF-8 line keeps its id text too.
+ * 2^53, with a fraction or exponent, `-0` — and the string "7" as a string, over stdio (the real
+ * `deltatok serve` process, which stays alive and answers the next request) and HTTP, through
+ * the in-process backend and the pool's raw-params path; an oversize or non-UTF-8 line keeps its
+ * id text too.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,7 +18,7 @@ import { TEST_RENDERER } from "./helpers/renderer.js";
 import { startCli } from "./helpers/cli.js";
 
 const dt = await Deltatok.create({ tokenizer: "qwen3", date: "2026-11-30", renderer: TEST_RENDERER });
-const ID_TEXTS = ["9007199254740993", "-9007199254740993123", "1.50", "1e2", "-0", "0", "1E+400", "0.1000000000000000055511151231257827", "7"];
+const ID_TEXTS = ['"7"', "9007199254740993", "-9007199254740993123", "1.50", "1e2", "-0", "0", "1E+400", "0.1000000000000000055511151231257827", "7"];
 
 /** The id text at the start of an answer line (`{"id":TEXT,`). */
 const idText = (line: string) => /^\{"id":([^,}]*)/.exec(line)?.[1];

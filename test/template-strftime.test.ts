@@ -1,6 +1,6 @@
 /**
  * strftime_now: Python datetime.strftime on Linux/glibc (C locale) for every directive, flags
- * and widths (Python-rendered cases); `now` is the render input; readsClock tells the engine
+ * and widths (Python-rendered cases); `now` is the render input; readsClock tells the Deltatok
  * whether the date matters.
  */
 import assert from "node:assert/strict";

@@ -56,16 +56,16 @@ for (const name of SYNTHETIC_NAMES) {
     );
   });
 
-  test(`${name}: the engine equals the whole encode over random request sequences`, () => {
+  test(`${name}: the splicer equals the whole encode over random request sequences`, () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(text(name), fc.boolean()), { minLength: 1, maxLength: 10 }), (steps) => {
-        const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
+        const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
         let t = "";
         for (let i = 0; i < steps.length; i++) {
           const [piece, restart] = steps[i] as [string, boolean];
           // grow the text, or replace its tail (history rewrite / generation prompt swap)
           t = restart ? t.slice(0, Math.floor(t.length / 2)) + piece : t + piece;
-          const r = engine.tokenize(wholeText(t), [1n, BigInt(i + 2)], true, engine.lookup([1n, BigInt(i + 2)]));
+          const r = splicer.tokenize(wholeText(t), [1n, BigInt(i + 2)], true, splicer.lookup([1n, BigInt(i + 2)]));
           assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole(t), JSON.stringify(t));
         }
       }),
@@ -76,9 +76,9 @@ for (const name of SYNTHETIC_NAMES) {
 
 test("overlapping-added: a token that starts before a cached boundary and ends after it forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize(wholeText("<u> hi q<t>"), [1n], true, engine.lookup([1n])); // "<t>" is a boundary here...
-  const r = engine.tokenize(wholeText("<u> hi q<t>r"), [1n, 2n], true, engine.lookup([1n, 2n])); // ...but "q<t>r" is one token here
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
+  splicer.tokenize(wholeText("<u> hi q<t>"), [1n], true, splicer.lookup([1n])); // "<t>" is a boundary here...
+  const r = splicer.tokenize(wholeText("<u> hi q<t>r"), [1n, 2n], true, splicer.lookup([1n, 2n])); // ...but "q<t>r" is one token here
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi q<t>r"));
   assert.equal(r.outcome, "partial", "reuse stops at the earlier boundary <u>");
   assert.equal(r.reused, 1);
@@ -86,18 +86,18 @@ test("overlapping-added: a token that starts before a cached boundary and ends a
 
 test("overlapping-added: a longer token starting at a cached boundary token forbids that cut", () => {
   const enc = new TokenEncoder(syntheticTokenizer("overlapping-added"));
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize(wholeText("<u> hi <t>"), [1n], true, engine.lookup([1n]));
-  const r = engine.tokenize(wholeText("<u> hi <t>x"), [1n, 2n], true, engine.lookup([1n, 2n]));
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
+  splicer.tokenize(wholeText("<u> hi <t>"), [1n], true, splicer.lookup([1n]));
+  const r = splicer.tokenize(wholeText("<u> hi <t>x"), [1n, 2n], true, splicer.lookup([1n, 2n]));
   assert.deepEqual(Array.from(r.ids ?? []), enc.encodeWhole("<u> hi <t>x"));
   assert.equal(r.reused, 1);
 });
 
 test("metaspace-first: the piece after a cut is tokenized as a non-first section", () => {
   const enc = new TokenEncoder(syntheticTokenizer("metaspace-first"));
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
-  engine.tokenize(wholeText("[INST]hello[/INST]"), [1n], true, engine.lookup([1n]));
-  const r = engine.tokenize(wholeText("[INST]hello[/INST]hello world"), [1n, 2n], true, engine.lookup([1n, 2n]));
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 1 << 24 });
+  splicer.tokenize(wholeText("[INST]hello[/INST]"), [1n], true, splicer.lookup([1n]));
+  const r = splicer.tokenize(wholeText("[INST]hello[/INST]hello world"), [1n, 2n], true, splicer.lookup([1n, 2n]));
   assert.equal(r.outcome, "partial");
   const whole = enc.encodeWhole("[INST]hello[/INST]hello world");
   assert.deepEqual(Array.from(r.ids ?? []), whole);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes src/template/jinja/unicode-data.ts: the Unicode facts the evaluator takes from CPython
-(the reference's Python 3.11 / Unicode 14 database) instead of from the JS engine's ICU, whose
+(the reference's Python 3.11 / Unicode 14 database) instead of from V8's ICU, whose
 Unicode version differs:
   - NONPRINTABLE: ranges where str.isprintable() is False (drives repr() escaping),
   - TITLE: characters whose str.title()/capitalize() form differs from their upper() form.

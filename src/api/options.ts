@@ -272,7 +272,7 @@ interface OptionSet {
   /** e.g. "Deltatok.create", "countPrompt" */
   readonly where: string;
   readonly keys: readonly string[];
-  /** Path prefix of errors: "options." for engine options, "" for request options (as before). */
+  /** Path prefix of errors: "options." for Deltatok options, "" for request options (as before). */
   readonly prefix: string;
   /** Options of the other kind, to say "that one belongs elsewhere". */
   readonly elsewhere: ReadonlyArray<{ readonly keys: readonly string[]; readonly where: string }>;

@@ -53,7 +53,7 @@ function startsWith(ids: Uint32Array, head: Uint32Array, from: number, to: numbe
 }
 
 /**
- * Engine-backed: P_k from the cache; R_k rendered against P_k's render; X_k encoded from P_k's
+ * Cache-backed: P_k from the cache; R_k rendered against P_k's render; X_k encoded from P_k's
  * last safe cut. When the completion is in context, R_k is then kept as the conversation's
  * cached render, so the next prompt reuses the completion's ids instead of encoding it again.
  */
@@ -139,7 +139,7 @@ function wholePrompt(ids: Uint32Array): PromptTurn {
   return { count: ids.length, knownPrefix: 0, slice: (from, to = ids.length) => ids.subarray(from, to) };
 }
 
-/** The reference: every render and encode whole (also what full mode and counts-only engines use). */
+/** The reference: every render and encode whole (also what full mode and counts-only Deltatoks use). */
 export class WholeRolloutHost extends HostBase implements RolloutHost {
   #text = "";
   #previous = "";

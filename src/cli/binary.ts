@@ -3,11 +3,13 @@
  * they come (little-endian, each padded to a multiple of 4 bytes), then a UTF-8 JSON index, and
  * in the last 8 bytes the index's byte offset as a little-endian uint64. Readers
  * (`read_tokens`, `read_rollouts` in the Python client) seek to the index, then to the arrays it
- * names. Write errors are DT_OUTPUT_UNWRITABLE (src/cli/output.ts).
+ * names. A record's number id is written as the corpus spelt it (recordJson, src/corpus/id.ts).
+ * Write errors are DT_OUTPUT_UNWRITABLE (src/cli/output.ts).
  */
 import { createHash } from "node:crypto";
 import type { WriteStream } from "node:fs";
 import { openOutputStream, settle } from "./output.js";
+import { recordJson } from "../corpus/id.js";
 
 export class BinaryFile {
   readonly #out: WriteStream;
@@ -61,18 +63,20 @@ export class BinaryFile {
 
   /**
    * The records so far, for a shard trailer: their number, and the SHA-256 (hex) of the array
-   * bytes after the magic followed by each index record's JSON text and "\n" (shardRecordsDigest).
+   * bytes after the magic followed by each index record's JSON text (recordJson) and "\n".
    */
   digest(): { records: number; records_sha256: string } {
     const h = this.#data.copy();
-    for (const r of this.index) h.update(JSON.stringify(r) + "\n", "utf8");
+    for (const r of this.index) h.update(recordJson(r) + "\n", "utf8");
     return { records: this.index.length, records_sha256: h.digest("hex") };
   }
 
   /** Writes the index (`header` plus `records`) and closes the file. */
   async finish(header: Record<string, unknown>): Promise<void> {
     const at = this.#offset;
-    await this.#write(new TextEncoder().encode(JSON.stringify({ ...header, records: this.index })));
+    const { records: _ignored, ...rest } = header;
+    const head = JSON.stringify({ ...rest, records: [] }).slice(0, -3); // `{...,"records":`
+    await this.#write(new TextEncoder().encode(`${head}[${this.index.map(recordJson).join(",")}]}`));
     const tail = new Uint8Array(8);
     new DataView(tail.buffer).setBigUint64(0, BigInt(at), true);
     await this.#write(tail);

@@ -1,7 +1,7 @@
 /**
  * `deltatok demo` (what `npm start` runs): counts every request of the bundled conversations
  * twice — re-rendering and re-tokenizing the whole history per request ("full"), and with
- * deltatok's incremental engine — and prints what each figure means: per-turn cost of one long
+ * deltatok's incremental mode — and prints what each figure means: per-turn cost of one long
  * agentic coding conversation (growing in full mode, flat incrementally), totals over 20 short
  * tau-bench conversations, the share of prompt tokens reused, and whether every ISL/OSL agreed.
  */
@@ -10,6 +10,7 @@ import { Deltatok } from "../api/deltatok.js";
 import { PACKAGE_ROOT } from "../package-info.js";
 import type { DeltatokOptions, PromptOptions } from "../api/options.js";
 import { assistantIndices, readCorpus, type Conversation } from "../corpus/corpus.js";
+import { idLabel } from "../corpus/id.js";
 import { pythonJsonParser } from "../api/json.js";
 import { toDeltatokError } from "../errors.js";
 
@@ -45,7 +46,7 @@ function attempt(f: () => number): number | string {
   }
 }
 
-/** Answers every request of `convs` with both engines (full first, then incremental, per request). */
+/** Answers every request of `convs` with both Deltatoks (full first, then incremental, per request). */
 function measure(full: Deltatok, inc: Deltatok, convs: readonly Conversation[]): DemoRequest[] {
   const out: DemoRequest[] = [];
   for (const c of convs) {
@@ -60,7 +61,7 @@ function measure(full: Deltatok, inc: Deltatok, convs: readonly Conversation[]):
       const t2 = performance.now();
       const oa = attempt(() => full.countMessage(c.messages[k], mopts));
       const ob = attempt(() => inc.countMessage(c.messages[k], mopts));
-      out.push({ conversation: c.id, index: k, isl: b, osl: ob, fullMs: t1 - t0, incMs: t2 - t1, agree: a === b && oa === ob });
+      out.push({ conversation: idLabel(c.id), index: k, isl: b, osl: ob, fullMs: t1 - t0, incMs: t2 - t1, agree: a === b && oa === ob });
     }
   }
   return out;
@@ -132,9 +133,9 @@ export async function runDemo(options: DeltatokOptions): Promise<number> {
   ]);
   const t0 = performance.now();
   const [longConvs, shortConvs] = await Promise.all([conversations(DEMO_LONG_CORPUS), conversations(DEMO_CORPUS)]);
-  const engines = async () => Promise.all([Deltatok.create({ ...opts, mode: "full" }), Deltatok.create({ ...opts, mode: "incremental" })]);
-  const [fullShort, incShort] = await engines();
-  const [fullLong, incLong] = await engines();
+  const both = async () => Promise.all([Deltatok.create({ ...opts, mode: "full" }), Deltatok.create({ ...opts, mode: "incremental" })]);
+  const [fullShort, incShort] = await both();
+  const [fullLong, incLong] = await both();
   const loadS = (performance.now() - t0) / 1000;
   // the short conversations first: they also warm up both paths before the per-turn timings
   const shortRs = measure(fullShort, incShort, shortConvs);
@@ -144,13 +145,13 @@ export async function runDemo(options: DeltatokOptions): Promise<number> {
   const lt = timing(longRs);
   out([
     "1. One long agentic coding conversation: an agent fixing the SWE-bench task",
-    `   ${long.id.split("/").pop() ?? long.id} with a bash tool (${long.messages.length} messages, ${longRs.length} model turns, last prompt`,
+    `   ${idLabel(long.id).split("/").pop() ?? idLabel(long.id)} with a bash tool (${long.messages.length} messages, ${longRs.length} model turns, last prompt`,
     `   ${fmt(num((longRs[longRs.length - 1] as DemoRequest).isl))} tokens; ${DEMO_LONG_FILE}).`,
     "",
     ...turnTable(longRs, 10),
     "",
     "   Full mode pays for the whole history at every turn, so its cost per request grows with the",
-    "   conversation; the incremental engine renders and encodes only what the new messages add, so",
+    "   conversation; incremental mode renders and encodes only what the new messages add, so",
     "   its cost stays flat.",
     `   All ${longRs.length} requests: full ${lt.full.toFixed(2)} s, incremental ${lt.inc.toFixed(2)} s — ${lt.ratio.toFixed(1)}× less time;`,
     `   ${(100 * reuse(incLong)).toFixed(1)}% of the prompt tokens came from the cache instead of being encoded again.`,

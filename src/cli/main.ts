@@ -12,6 +12,7 @@ import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
 import { DEFAULTS, type DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
+import { jsonWithIds } from "../corpus/id.js";
 import { replayCorpus, replayCorpusPooled, replayCorpusScheduled, stoppedBeforeStart, type ReplayOptions, type ReplaySummary } from "./replay.js";
 import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
@@ -48,8 +49,9 @@ Usage:
   deltatok demo                              replay the bundled corpus slice, incremental vs full
   deltatok help | --version
 
-A corpus line is {"id", "messages", "tools"?, "chat_template_kwargs"?}. Request k of a
-conversation is messages[:k] + generation prompt, for every assistant message k.
+A corpus line is {"id", "messages", "tools"?, "chat_template_kwargs"?}; the id (a string or a
+JSON number) is written back exactly as the line spelt it. Request k of a conversation is
+messages[:k] + generation prompt, for every assistant message k.
 
 Options:
   --tokenizer NAME|DIR|ID      bundled name (qwen3, deepseek_v3, llama3_1, gemma3, gptoss), a
@@ -157,7 +159,7 @@ function intFlag(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
-function engineOptions(v: Values): DeltatokOptions {
+function deltatokOptions(v: Values): DeltatokOptions {
   const o: DeltatokOptions = {};
   if (v.tokenizer !== undefined) o.tokenizer = v.tokenizer;
   if (v.template !== undefined) o.chatTemplateFile = v.template;
@@ -205,9 +207,9 @@ function progressFlag(v: Values): boolean | undefined {
   return undefined;
 }
 
-async function loadEngine(v: Values): Promise<{ dt: Deltatok; loadSeconds: number }> {
+async function loadDeltatok(v: Values): Promise<{ dt: Deltatok; loadSeconds: number }> {
   const t0 = performance.now();
-  const dt = await Deltatok.create(engineOptions(v));
+  const dt = await Deltatok.create(deltatokOptions(v));
   return { dt, loadSeconds: (performance.now() - t0) / 1000 };
 }
 
@@ -290,7 +292,7 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
   if (spec !== undefined) ro.shard = spec;
   let summary: ReplaySummary;
   if (workers === 0) {
-    const { dt, loadSeconds } = await loadEngine(v);
+    const { dt, loadSeconds } = await loadDeltatok(v);
     const out = new JsonlWriter(v.out);
     try {
       if (shard !== undefined) {
@@ -311,12 +313,12 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
 }
 
 /** The worker pool of an offline command (`--workers N`), or null when a signal stopped its startup. */
-async function startOfflinePool(cmd: string, engine: DeltatokOptions, workers: number, heapMb: number | undefined, control: RunControl, showProgress: boolean | undefined): Promise<DeltatokPool | null> {
+async function startOfflinePool(cmd: string, deltatok: DeltatokOptions, workers: number, heapMb: number | undefined, control: RunControl, showProgress: boolean | undefined): Promise<DeltatokPool | null> {
   const progress = new Progress(showProgress);
   progress.line(`${cmd}: starting ${workers} workers`);
   try {
     return await DeltatokPool.create({
-      engine,
+      deltatok,
       workers,
       signal: control.signal,
       // after a stop, batches still running get this long before their threads are ended
@@ -331,14 +333,14 @@ async function startOfflinePool(cmd: string, engine: DeltatokOptions, workers: n
 }
 
 async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, workers: number, heapMb: number | undefined, control: RunControl, shard: ShardOutput | undefined): Promise<ReplaySummary> {
-  const engine = engineOptions(v);
+  const deltatok = deltatokOptions(v);
   const t0 = performance.now();
-  const pool = await startOfflinePool("replay", engine, workers, heapMb, control, ro.progress);
+  const pool = await startOfflinePool("replay", deltatok, workers, heapMb, control, ro.progress);
   if (pool === null) {
     const size = await stat(file).then((s) => (s.isFile() ? s.size : 0), () => 0);
     const stopped = stopReport(control.signal, 0, 0, 0, size) as StopReport;
     const loadSeconds = (performance.now() - t0) / 1000;
-    return { ...stoppedBeforeStart(file, { tokenizer: engine.tokenizer ?? DEFAULTS.tokenizer, mode: engine.mode ?? DEFAULTS.mode }, loadSeconds, stopped), workers };
+    return { ...stoppedBeforeStart(file, { tokenizer: deltatok.tokenizer ?? DEFAULTS.tokenizer, mode: deltatok.mode ?? DEFAULTS.mode }, loadSeconds, stopped), workers };
   }
   const loadSeconds = (performance.now() - t0) / 1000;
   const out = new JsonlWriter(v.out);
@@ -377,7 +379,7 @@ async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, worke
 
 async function cmdRender(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
-  const { dt, loadSeconds } = await loadEngine(v);
+  const { dt, loadSeconds } = await loadDeltatok(v);
   const out = new JsonlWriter(v.out);
   let summary;
   try {
@@ -405,7 +407,7 @@ async function cmdRender(file: string, v: Values, control: RunControl): Promise<
 
 async function cmdVerify(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
-  const options = engineOptions(v);
+  const options = deltatokOptions(v);
   if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
   const maxReported = intFlag(v["max-diffs"], "max-diffs") ?? 20;
   const spec = shardFlag(v);
@@ -433,7 +435,7 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
     (ids) => tok.decode(Array.from(ids)),
   );
   if (summary.stopped === undefined) control.finish();
-  const json = JSON.stringify(summary, null, 2) + "\n";
+  const json = jsonWithIds(summary, 2) + "\n";
   if (shard !== undefined) {
     // a shard: JSONL (header, the differences, the summary) for deltatok merge
     const out = new JsonlWriter(v.out);
@@ -485,13 +487,13 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
   } as const;
   let summary: (TokenizeSummary | RolloutSummary) & { workers?: number };
   if (workers === 0) {
-    const { dt } = await loadEngine(v);
+    const { dt } = await loadDeltatok(v);
     summary = cmd === "tokenize" ? await tokenizeCorpus(dt, file, v.out, o) : await rolloutCorpus(dt, file, v.out, o);
   } else {
-    const engine = engineOptions(v);
-    const tokenizer = engine.tokenizer ?? DEFAULTS.tokenizer;
+    const deltatok = deltatokOptions(v);
+    const tokenizer = deltatok.tokenizer ?? DEFAULTS.tokenizer;
     const sink = (): TrainingSink<TokenizeSummary | RolloutSummary> => (cmd === "tokenize" ? new TokenizeSink(file, v.out, format, tokenizer, shard) : new RolloutSink(file, v.out, format, tokenizer, shard));
-    const pool = await startOfflinePool(cmd, engine, workers, heapMb, control, o.progress);
+    const pool = await startOfflinePool(cmd, deltatok, workers, heapMb, control, o.progress);
     if (pool === null) {
       // stopped while the workers started: an empty output, finished, as a stop before the first line in process
       const size = await stat(file).then((s) => s.size, () => 0);
@@ -512,7 +514,7 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
 }
 
 async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<number> {
-  const { dt } = await loadEngine(v);
+  const { dt } = await loadDeltatok(v);
   // a line per probe (each renders its prompts in full: seconds each on a multi-megabyte template)
   const progress = new Progress(progressFlag(v) ?? true);
   const check = checkTemplate(dt, v.template ?? `${dt.options.tokenizer} (bundled template)`, (i, n, name) =>
@@ -545,7 +547,7 @@ export function serveDefaultWorkers(cpus: number): number {
 }
 
 async function cmdServe(v: Values): Promise<number> {
-  const engine = engineOptions(v);
+  const deltatok = deltatokOptions(v);
   const workers = v.workers === undefined ? serveDefaultWorkers(detectCpus().count) : workersFlag(v);
   let port: number | undefined;
   if (v.port !== undefined) {
@@ -556,13 +558,13 @@ async function cmdServe(v: Values): Promise<number> {
   for (const f of ["host", "token", "allow-host"] as const) if (v[f] !== undefined && port === undefined) throw new UsageError(`serve: --${f} applies to HTTP; add --port`);
   const envToken = process.env.DELTATOK_TOKEN;
   return runServe({
-    engine,
+    deltatok,
     stdio: v["no-stdio"] !== true,
     port,
     host: v.host,
     token: v.token ?? (envToken === undefined || envToken === "" || port === undefined ? undefined : envToken),
     allowHosts: v["allow-host"],
-    poolBackend: workers > 0 ? () => PoolBackend.create(engine, workers) : undefined,
+    poolBackend: workers > 0 ? () => PoolBackend.create(deltatok, workers) : undefined,
   });
 }
 
@@ -623,7 +625,7 @@ export async function main(argv: string[], control: RunControl = new RunControl(
         if (rest.length !== 0) throw new UsageError("serve takes no file");
         return await cmdServe(v);
       case "demo":
-        return await runDemo(engineOptions(v));
+        return await runDemo(deltatokOptions(v));
       default:
         throw new UsageError(`unknown command "${cmd}"`);
     }

@@ -35,6 +35,8 @@ import { JsonlWriter, writeFile } from "./output.js";
 import { BinaryFile } from "./binary.js";
 import { HEADER_KEY, TRAILER_KEY, SHARD_FORMAT_VERSION, SHARD_KEY_RULE, type ShardCommand, type ShardHeader, type ShardTrailer } from "./shard.js";
 import { round3 } from "./replay.js";
+import { idFromRaw, isNumberId, jsonWithIds, rawIdOf, recordJson } from "../corpus/id.js";
+import { eachElement, eachMember } from "../json/skim.js";
 
 type Rec = Record<string, unknown>;
 
@@ -52,6 +54,34 @@ function invalid(path: string, why: string): DeltatokError {
 
 function isObject(v: unknown): v is Rec {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A record read back with JSON.parse holds a number id as a JS number, which may print otherwise
+ * (`1e3`, `-0`, past 2^53): it gets its text back from the record's raw JSON (src/corpus/id.ts),
+ * so merged records and digests are those the shards wrote.
+ */
+function keepId(rec: Rec, raw: string | null): void {
+  if (typeof rec.id !== "number" || raw === null) return;
+  const id = idFromRaw(raw);
+  if (isNumberId(id)) rec.id = id;
+}
+
+/** keepId for each record of a binary index, from the index's text. */
+function keepIndexIds(text: string, recs: unknown[]): void {
+  if (!recs.some((r) => isObject(r) && typeof r.id === "number")) return;
+  let at = -1;
+  eachMember(text, 0, (m) => {
+    if (m.key === "records") at = m.start;
+    return true;
+  });
+  if (at < 0) return;
+  let i = 0;
+  eachElement(text, at, (start, end) => {
+    const r = recs[i++];
+    if (isObject(r)) keepId(r, rawIdOf(text.slice(start, end)));
+    return true;
+  });
 }
 
 /** The last non-empty line of a file (read from its end: at most 64 MiB). */
@@ -93,12 +123,14 @@ async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; a
     const buf = Buffer.alloc(size - 8 - at);
     await h.read(buf, 0, buf.length, at);
     let index: unknown;
+    const text = buf.toString("utf8");
     try {
-      index = JSON.parse(buf.toString("utf8"));
+      index = JSON.parse(text);
     } catch {
       throw cut();
     }
     if (!isObject(index) || !Array.isArray(index.records)) throw invalid(path, "is a binary output without records");
+    keepIndexIds(text, index.records);
     return { magic, index, at };
   } finally {
     await h.close();
@@ -243,7 +275,7 @@ async function verifyBinary(s: Shard): Promise<void> {
   } finally {
     await fh.close();
   }
-  for (const r of recs) h.update(JSON.stringify(r) + "\n", "utf8");
+  for (const r of recs) h.update(recordJson(r as Rec) + "\n", "utf8");
   checkDigest(s, recs.length, h.digest("hex"));
 }
 
@@ -341,6 +373,7 @@ async function* records(s: Shard): AsyncGenerator<{ rec: Rec; line: number; text
       ended = true;
       continue;
     }
+    keepId(v, rawIdOf(l.text));
     const line = v.line;
     if (typeof line !== "number" || !Number.isSafeInteger(line) || line < 1) throw invalid(s.path, `line ${l.line}: a record without its corpus "line"`);
     if (line < last) throw invalid(s.path, `line ${l.line}: records out of corpus order`);
@@ -549,11 +582,11 @@ export async function mergeShards(paths: string[], o: MergeOptions): Promise<Rec
   const summary = mergeSummaries(command, shards, { codes, buckets, out: o.out });
   if (verify) {
     summary.differences = differences;
-    const json = JSON.stringify(summary, null, 2) + "\n";
+    const json = jsonWithIds(summary, 2) + "\n";
     if (o.out !== undefined && o.out !== "-") await writeFile(o.out, json);
     else process.stdout.write(json);
   }
-  if (o.summary !== undefined) await writeFile(o.summary, JSON.stringify(summary, null, 2) + "\n");
+  if (o.summary !== undefined) await writeFile(o.summary, jsonWithIds(summary, 2) + "\n");
   return summary;
 }
 

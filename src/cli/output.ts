@@ -14,6 +14,7 @@ import { createHash, type Hash } from "node:crypto";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { DeltatokError } from "../errors.js";
+import { recordJson } from "../corpus/id.js";
 
 function unwritable(path: string, e: unknown): DeltatokError {
   const code = (e as { code?: unknown } | null)?.code;
@@ -92,9 +93,9 @@ export class JsonlWriter {
     return { records: d.records, records_sha256: d.hash.copy().digest("hex") };
   }
 
-  /** Queues one record; resolves when it is safe to queue more. */
-  async write(record: unknown): Promise<void> {
-    const line = JSON.stringify(record) + "\n";
+  /** Queues one record (a number id written as sent: recordJson); resolves when it is safe to queue more. */
+  async write(record: object): Promise<void> {
+    const line = recordJson(record) + "\n";
     if (this.#digest !== null) {
       this.#digest.hash.update(line, "utf8");
       this.#digest.records++;

@@ -10,12 +10,14 @@ import type { Deltatok } from "../api/deltatok.js";
 import type { PromptOptions } from "../api/options.js";
 import { pythonJsonParser } from "../api/json.js";
 import { assistantIndices, mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import type { CorpusId } from "../corpus/id.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 
 export interface RenderRecord {
-  id: string | null;
+  /** The line's id as sent (src/corpus/id.ts). */
+  id: CorpusId | null;
   index: number | "final" | null;
   chars?: number;
   sha256?: string;

@@ -13,6 +13,7 @@
  */
 import type { Deltatok, DeltatokStats, TokenizerEngineInfo } from "../api/deltatok.js";
 import { corpusLines, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import { idKey, idOfText } from "../corpus/id.js";
 import { pythonJsonParser } from "../api/json.js";
 import { lineErrorRecord, replayConversation } from "../corpus/replay.js";
 import type { ReplayRecord } from "../corpus/replay.js";
@@ -22,9 +23,8 @@ import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 import { inShard, type ShardSpec } from "./shard.js";
-import { runScheduled, skimmedId } from "./scheduled-run.js";
+import { runScheduled } from "./scheduled-run.js";
 
-export { skimmedId };
 
 export type { ReplayRecord } from "../pool/protocol.js";
 export { replayConversation } from "../corpus/replay.js";
@@ -110,12 +110,12 @@ class Tally {
     return `replay${pct}: ${this.conversations} conversations, ${this.requests} requests, ${this.errors} errors, ${(this.requests / s).toFixed(0)} req/s${extra}`;
   }
 
-  summary(path: string, engine: { tokenizer: string; mode: string }, cache: DeltatokStats, loadSeconds: number, elapsed: number): ReplaySummary {
+  summary(path: string, deltatok: { tokenizer: string; mode: string }, cache: DeltatokStats, loadSeconds: number, elapsed: number): ReplaySummary {
     const seen = cache.tokensReused + cache.tokensEncoded;
     return {
       corpus: path,
-      tokenizer: engine.tokenizer,
-      mode: engine.mode,
+      tokenizer: deltatok.tokenizer,
+      mode: deltatok.mode,
       conversations: this.conversations,
       requests: this.requests,
       errors: this.errors,
@@ -170,22 +170,22 @@ export async function replayCorpus(
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const summary = tally.summary(path, dt.options, dt.stats(), loadSeconds, elapsed);
-  engineInto(summary, dt.tokenizerEngine);
+  tokenizerEngineInto(summary, dt.tokenizerEngine);
   const stopped = stopReport(o.signal, lines, 0, bytes, total);
   if (stopped !== undefined) summary.stopped = stopped;
   return summary;
 }
 
-/** Puts what encoded text into a summary. */
-export function engineInto(summary: ReplaySummary, e: TokenizerEngineInfo | undefined): void {
+/** Puts the tokenizer engine (what encoded text) into a summary. */
+export function tokenizerEngineInto(summary: ReplaySummary, e: TokenizerEngineInfo | undefined): void {
   if (e === undefined) return;
   summary.tokenizer_engine = e.engine;
   if (e.engine === "fallback") summary.tokenizer_unsupported = e.unsupported;
 }
 
 /** The summary of a run stopped before it read anything (a signal during startup). */
-export function stoppedBeforeStart(path: string, engine: { tokenizer: string; mode: string }, loadSeconds: number, stopped: StopReport): ReplaySummary {
-  const summary = new Tally().summary(path, engine, emptyStats(), loadSeconds, 0);
+export function stoppedBeforeStart(path: string, deltatok: { tokenizer: string; mode: string }, loadSeconds: number, stopped: StopReport): ReplaySummary {
+  const summary = new Tally().summary(path, deltatok, emptyStats(), loadSeconds, 0);
   summary.stopped = stopped;
   return summary;
 }
@@ -278,10 +278,10 @@ export async function replayCorpusPooled(
     const text = l.text;
     if (text.trim() === "") continue;
     const seq = nextSeq++;
-    const id = skimmedId(text);
+    const id = idOfText(text);
     const lineNo = l.line;
     heldChars += text.length;
-    queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id ?? `#line:${lineNo}` }, (r: QueueResult) => {
+    queue.enqueue({ kind: "conversation", json: text, line: lineNo, replay, conversationId: id === null ? `#line:${lineNo}` : idKey(id) }, (r: QueueResult) => {
       if (r.ok && r.kind === "conversation") ready.set(seq, { records: sh === undefined ? r.records : withLine(r.records, lineNo), conversation: r.conversation, infra: false, chars: text.length });
       else if (!r.ok) ready.set(seq, { records: [{ id, index: null, line: lineNo, error: r.error }], conversation: false, infra: r.worker === null || isInfrastructureError(r.error.code), chars: text.length });
       notify();
@@ -308,8 +308,8 @@ export async function replayCorpusPooled(
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const stats = await pool.stats();
-  const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
-  engineInto(summary, pool.workers[0]?.tokenizerEngine);
+  const summary = tally.summary(path, pool.options.resolvedDeltatok, stats.total, loadSeconds, elapsed);
+  tokenizerEngineInto(summary, pool.workers[0]?.tokenizerEngine);
   summary.workers = pool.size;
   summary.schedule = "corpus-order";
   if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
@@ -389,8 +389,8 @@ export async function replayCorpusScheduled(
   const elapsed = (performance.now() - t0) / 1000;
   progress.done();
   const stats = await pool.stats();
-  const summary = tally.summary(path, pool.options.resolvedEngine, stats.total, loadSeconds, elapsed);
-  engineInto(summary, pool.workers[0]?.tokenizerEngine);
+  const summary = tally.summary(path, pool.options.resolvedDeltatok, stats.total, loadSeconds, elapsed);
+  tokenizerEngineInto(summary, pool.workers[0]?.tokenizerEngine);
   summary.workers = pool.size;
   summary.schedule = "longest-first";
   summary.workers_busy_s = run.busyMs.map((ms) => round3(ms / 1000));

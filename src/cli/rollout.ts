@@ -15,7 +15,8 @@
  * (uint32), its mask (one byte per token), and, when it has logprobs, float64 logprobs (NaN where
  * none; "DTROLL01" files, written before, hold float32); the index's records are {"id", "sequences": [{"offset", "count", "mask_offset",
  * "logprobs_offset" | null, "turns"}], "splits", "drift"} or {"id", "line", "error"}.
- * `read_rollouts(path)` in the Python client reads it.
+ * `read_rollouts(path)` in the Python client reads it. "id" is the corpus line's id as the line
+ * spelt it, in both formats (src/corpus/id.ts).
  */
 import type { ErrorRecord } from "../errors.js";
 import type { Deltatok } from "../api/deltatok.js";
@@ -27,6 +28,7 @@ import type { StopReport } from "./signals.js";
 import { HEADER_KEY, TRAILER_KEY, type ShardOutput } from "./shard.js";
 import { trainCorpus, type TrainingSink } from "./tokenize.js";
 import type { TrainingOutcome } from "../pool/protocol.js";
+import type { CorpusId } from "../corpus/id.js";
 
 export interface RolloutCorpusOptions {
   chatTemplateKwargs: Record<string, unknown> | null;
@@ -122,7 +124,7 @@ export class RolloutSink implements TrainingSink<RolloutSummary> {
       return;
     }
     const sh = this.#shard;
-    const id = o.id as string;
+    const id = o.id as CorpusId;
     tally(s, r);
     const bin = this.#bin;
     if (this.#jsonl !== null) await this.#jsonl.write(sh === undefined ? { id, ...rolloutJson(r) } : { id, ...rolloutJson(r), line: o.line });

@@ -13,21 +13,9 @@ import { estimateLineCost } from "../pool/cost.js";
 import { runOffline, type OfflineResult } from "../pool/offline.js";
 import type { DeltatokPool } from "../pool/pool.js";
 import type { WireItem } from "../pool/protocol.js";
-import { topLevelRaw } from "../pool/skim.js";
+import { idOfText, type CorpusId } from "../corpus/id.js";
 import type { ShardSpec } from "./shard.js";
 import { inShard } from "./shard.js";
-
-/** The line's `id` (as parseCorpusLine reads it), found without parsing the line. */
-export function skimmedId(text: string): string | null {
-  const raw = topLevelRaw(text, "id");
-  if (raw === null) return null;
-  if (!raw.startsWith('"')) return raw;
-  try {
-    return JSON.parse(raw) as string;
-  } catch {
-    return null;
-  }
-}
 
 export interface ScheduledRun<T> {
   pool: Pick<DeltatokPool, "size" | "runBatch">;
@@ -36,8 +24,8 @@ export interface ScheduledRun<T> {
   signal: AbortSignal | undefined;
   /** The worker item of a line's text (1-based `line`). */
   item(text: string, line: number): WireItem;
-  /** The outcome of a line from its worker's answer (`id` skimmed from the line). */
-  outcome(r: OfflineResult, line: number, id: string | null): T;
+  /** The outcome of a line from its worker's answer (`id` skimmed from the line, src/corpus/id.ts idOfText). */
+  outcome(r: OfflineResult, line: number, id: CorpusId | null): T;
   /** The outcome of a line the first pass already found unusable. */
   lineError(line: number, error: DeltatokError): T;
   /** Called once per outcome, in corpus order. */
@@ -98,7 +86,7 @@ export async function runScheduled<T>(o: ScheduledRun<T>): Promise<ScheduledRunR
   let flushing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => (flushing = flushing.then(flushNow));
   const reader = await LineReader.open(o.path);
-  const ids = new Map<number, string | null>();
+  const ids = new Map<number, CorpusId | null>();
   await flush();
   let report;
   try {
@@ -109,7 +97,7 @@ export async function runScheduled<T>(o: ScheduledRun<T>): Promise<ScheduledRunR
         const i = jobLine[job] as number;
         const line = index.line[i] as number;
         const text = await reader.read(index.offset[i] as number, index.length[i] as number, line);
-        ids.set(job, skimmedId(text));
+        ids.set(job, idOfText(text));
         return o.item(text, line);
       },
       (job, r: OfflineResult) => {

@@ -11,7 +11,8 @@ import { resolveServeOptions, serve, type ServeOptions } from "../serve/server.j
 import type { Backend } from "../serve/protocol.js";
 
 export interface ServeCliOptions {
-  engine: DeltatokOptions;
+  /** The options of the Deltatok that answers (each worker's, with a pool). */
+  deltatok: DeltatokOptions;
   stdio: boolean;
   port: number | undefined;
   /** --host (default 127.0.0.1). */
@@ -26,8 +27,8 @@ export interface ServeCliOptions {
 
 export async function runServe(o: ServeCliOptions): Promise<number> {
   const http: Omit<ServeOptions, "backend"> = { port: o.port, host: o.host, token: o.token, allowHosts: o.allowHosts };
-  resolveServeOptions({ backend: null as unknown as Backend, ...http }); // a bad flag fails before the engine loads
-  const backend = o.poolBackend !== undefined ? await o.poolBackend() : new InProcessBackend(await Deltatok.create(o.engine));
+  resolveServeOptions({ backend: null as unknown as Backend, ...http }); // a bad flag fails before the Deltatok loads
+  const backend = o.poolBackend !== undefined ? await o.poolBackend() : new InProcessBackend(await Deltatok.create(o.deltatok));
   const server = await serve({ backend, stdio: o.stdio ? { input: process.stdin, output: process.stdout } : undefined, ...http });
   if (server.port !== null) {
     const a = server.address ?? "127.0.0.1";

@@ -19,7 +19,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { DeltatokError } from "../errors.js";
-import { topLevelRaw } from "../pool/skim.js";
+import { topLevelRaw } from "../json/skim.js";
 
 /** The name of the assignment rule, recorded in shard outputs (merge refuses another). */
 export const SHARD_KEY_RULE = "sha256-id-v1";

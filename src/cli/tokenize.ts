@@ -19,7 +19,8 @@
  *                  (the summary's report) when a signal stopped the run: the records are a prefix
  *                  of the full run's
  *   last 8 bytes   uint64 little-endian: byte offset of the index
- * `clients/python/deltatok_client.py` has `read_tokens(path)` for it.
+ * `clients/python/deltatok_client.py` has `read_tokens(path)` for it. In both formats "id" is the
+ * corpus line's id as the line spelt it (a JSON number keeps its text: src/corpus/id.ts).
  *
  * Also the training commands' shared in-process loop (`trainCorpus`, rollout's too) and the sink
  * interface that it and the worker path (src/cli/training-pool.ts) both write through.
@@ -29,6 +30,7 @@ import type { Deltatok } from "../api/deltatok.js";
 import { trajectoryJson, type Trajectory } from "../api/trajectory.js";
 import { pythonJsonParser } from "../api/json.js";
 import { openCorpus, readOpenCorpus, type LineError } from "../corpus/corpus.js";
+import type { CorpusId } from "../corpus/id.js";
 import { trainingConversation } from "../corpus/replay.js";
 import type { TrainingOutcome } from "../pool/protocol.js";
 import { JsonlWriter } from "./output.js";
@@ -79,7 +81,7 @@ class BinaryWriter {
     await this.#file.start();
   }
 
-  async record(id: string, t: Trajectory, line?: number): Promise<void> {
+  async record(id: CorpusId, t: Trajectory, line?: number): Promise<void> {
     const offset = await this.#file.u32(t.ids);
     const maskOffset = await this.#file.bytes(t.assistantMask);
     const rec: Record<string, unknown> = { id, offset, count: t.count, mask_offset: maskOffset, prefix: t.prefix, spans: t.spans, suffix: t.suffix, mask_source: t.maskSource, offsets_exact: t.offsetsExact };
@@ -158,7 +160,7 @@ export class TokenizeSink implements TrainingSink<TokenizeSummary> {
     for (const b of t.assistantMask) this.#masked += b;
     if (!t.offsetsExact) this.#inexact++;
     const line = this.#shard === undefined ? undefined : o.line;
-    const id = o.id as string;
+    const id = o.id as CorpusId;
     if (this.#jsonl !== null) await this.#jsonl.write(line === undefined ? { id, ...trajectoryJson(t) } : { id, ...trajectoryJson(t), line });
     else await this.#bin?.record(id, t, line);
   }

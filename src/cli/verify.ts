@@ -14,6 +14,7 @@ import type { PromptOptions } from "../api/options.js";
 import { ENCODE_WHOLE, STAGE_HOOKS, composeStageHooks, firstDifference } from "../api/stages.js";
 import { pythonJsonParser } from "../api/json.js";
 import { assistantIndices, mergeKwargs, openCorpus, readOpenCorpus } from "../corpus/corpus.js";
+import type { CorpusId } from "../corpus/id.js";
 import { Progress } from "./progress.js";
 import { round3 } from "./replay.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
@@ -23,7 +24,7 @@ import { inShard, type ShardSpec } from "./shard.js";
  * The first stage of the incremental path that disagrees: "render" (its incremental render is
  * not its whole render), "splice" (the render is right, the spliced ids are not one encode of
  * it), "encoder" (incremental and full agree, the Deltatok's encoder differs from the reference
- * encoder on the whole render), "unattributed" (each stage agrees with its check: the two engines
+ * encoder on the whole render), "unattributed" (each stage agrees with its check: the two Deltatoks
  * compared are configured differently).
  */
 export type Stage = "render" | "splice" | "encoder" | "unattributed";
@@ -40,7 +41,8 @@ export interface ReferenceEncoder {
 }
 
 export interface VerifyDifference {
-  id: string;
+  /** The line's id as sent (src/corpus/id.ts). */
+  id: CorpusId;
   index: number | "final";
   /** "ids": both answered, ids differ; "error": one failed, or both with different codes. */
   kind: "ids" | "error";
@@ -124,7 +126,7 @@ function firstDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** The part of an "ids" difference at position `p` every stage shares (the answers' tokens there, the decoded context). */
-function idsAt(id: string, index: number | "final", p: number, a: Uint32Array, b: Uint32Array, decode: (ids: ArrayLike<number>) => string): Omit<VerifyDifference, "stage"> {
+function idsAt(id: CorpusId, index: number | "final", p: number, a: Uint32Array, b: Uint32Array, decode: (ids: ArrayLike<number>) => string): Omit<VerifyDifference, "stage"> {
   return {
     id,
     index,

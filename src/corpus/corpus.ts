@@ -1,7 +1,8 @@
 /**
  * Corpus files: JSONL, one conversation per line, `{"id", "messages", "tools"?,
  * "chat_template_kwargs"?}` in OpenAI chat format. A line that cannot be used becomes a coded
- * error record for that line; reading goes on.
+ * error record for that line; reading goes on. The id is a string or a JSON number, kept as the
+ * line spelt it (src/corpus/id.ts).
  *
  * Reading: `openCorpus` opens the file (or FIFO, or /dev/stdin) and fails with
  * DT_CORPUS_UNREADABLE when it cannot (missing, a directory, no permission); `checkCorpus` only
@@ -21,12 +22,13 @@ import { isUtf8 } from "node:buffer";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { describe, type JsonParser } from "../render/messages.js";
 import { PyFloat } from "../json/values.js";
-import { floatRepr } from "../json/floatrepr.js";
+import { idOfText, isNumberId, type CorpusId } from "./id.js";
 
 export interface Conversation {
   /** 1-based line number in the corpus file. */
   line: number;
-  id: string;
+  /** The line's id as it spelt it: a string, or a JSON number's exact text (src/corpus/id.ts). */
+  id: CorpusId;
   messages: unknown[];
   tools: unknown[] | null;
   chat_template_kwargs: Record<string, unknown> | null;
@@ -35,19 +37,21 @@ export interface Conversation {
 export interface LineError {
   line: number;
   /** The line's id when it could be read. */
-  id: string | null;
+  id: CorpusId | null;
   error: DeltatokError;
 }
 
 export type CorpusItem = { ok: true; conversation: Conversation; bytes: number } | { ok: false; failure: LineError; bytes: number };
 
-/** A line's id as text: a string, or a JSON number as Python's str() writes it; else null. */
-function lineId(v: unknown): string | null {
+/**
+ * A line's id: a string, or a JSON number as the line spelt it (its text: `7`, `1e3`, `-0`);
+ * else null (another type, or NaN / Infinity, which are not JSON numbers).
+ */
+function lineId(v: unknown, text: string): CorpusId | null {
   if (typeof v === "string") return v;
-  if (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v))) return String(v);
-  if (typeof v === "number") return floatRepr(v);
-  if (v instanceof PyFloat) return floatRepr(v.value);
-  return null;
+  if (typeof v !== "number" && typeof v !== "bigint" && !(v instanceof PyFloat)) return null;
+  const id = idOfText(text);
+  return isNumberId(id) ? id : null;
 }
 
 /** Parses one corpus line into a conversation, or a coded error. */
@@ -62,9 +66,9 @@ export function parseCorpusLine(text: string, line: number, parse: JsonParser): 
     return { line, id: null, error: new DeltatokError("DT_INVALID_REQUEST", `line ${line} is not a JSON object`) };
   }
   const r = v as Record<string, unknown>;
-  const id = lineId(r.id);
+  const id = lineId(r.id, text);
   if (id === null) {
-    return { line, id: null, error: new DeltatokError("DT_INVALID_REQUEST", `line ${line}: "id" must be a string or number, got ${describe(r.id)}`, { path: "id" }) };
+    return { line, id: null, error: new DeltatokError("DT_INVALID_REQUEST", `line ${line}: "id" must be a string or a JSON number, got ${describe(r.id)}`, { path: "id" }) };
   }
   const messages = r.messages;
   if (messages === undefined || messages === null) {

@@ -19,6 +19,7 @@ import { pythonJsonParser } from "../api/json.js";
 import type { Trajectory } from "../api/trajectory.js";
 import type { Rollout } from "../api/rollout.js";
 import { assistantIndices, mergeKwargs, parseCorpusLine, type Conversation, type LineError } from "./corpus.js";
+import type { CorpusId } from "./id.js";
 
 /** Options of a corpus-line replay (what `deltatok replay` computes per conversation). */
 export interface ReplayItemOptions {
@@ -32,7 +33,8 @@ export interface ReplayItemOptions {
 
 /** One JSONL record of `deltatok replay`. */
 export interface ReplayRecord {
-  id: string | null;
+  /** The line's id as sent (a JSON number as its text: write records with recordJson, src/corpus/id.ts). */
+  id: CorpusId | null;
   index: number | null;
   isl?: number;
   osl?: number;
@@ -54,7 +56,8 @@ export interface TrainingItemOptions {
  * `conversations` even when the Deltatok then failed on it). A worker sends a tight copy (own buffers, src/pool/work.ts).
  */
 export interface TrainingOutcome {
-  id: string | null;
+  /** The line's id as sent (src/corpus/id.ts). */
+  id: CorpusId | null;
   line: number;
   conversation: boolean;
   trajectory?: Trajectory;

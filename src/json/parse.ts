@@ -196,7 +196,7 @@ class Parser {
       if (c === 34) {
         this.pos = j + 1;
         // The literal is valid here (escapes and control characters were checked on the way), so
-        // the engine's own JSON.parse decodes it to the same string, as a fresh flat one. A
+        // V8's own JSON.parse decodes it to the same string, as a fresh flat one. A
         // slice would be a view that keeps the whole request text alive (and two-byte when the
         // text has any non-Latin-1 character); escapes would make a rope. Either costs every
         // later pass over the string (validation, hashing, tokenization) and memory.

@@ -1,7 +1,7 @@
 /**
  * The estimated cost of replaying one corpus line, known before it runs: the offline scheduler
  * (src/pool/schedule.ts) starts the costliest conversations first by it. One structural skim of
- * the line (src/pool/skim.ts: no values built, no line kept), a few counts, a linear model.
+ * the line (src/json/skim.ts: no values built, no line kept), a few counts, a linear model.
  *
  * What a worker does for a line is parse it, then for each assistant message (a request) count
  * the prompt before it — incrementally, so the new messages are rendered and tokenized and the
@@ -17,7 +17,7 @@
  * bytes alone; the line then fails when parsed, which is cheap, and an estimate decides only the
  * order of work, never a result.
  */
-import { eachElement, eachMember } from "./skim.js";
+import { eachElement, eachMember } from "../json/skim.js";
 
 /** What the estimate is computed from. */
 export interface LineFeatures {

@@ -14,7 +14,7 @@
  * DT_WORKER_STARTUP (cause: the worker's own coded error) otherwise — never a silent fallback
  * to fewer workers or to the main thread.
  *
- * Isolation: every worker runs with V8 heap limits (`resourceLimits`, default from the engine's
+ * Isolation: every worker runs with V8 heap limits (`resourceLimits`, default from its Deltatok's
  * cache bound and largest prompt: {@link defaultWorkerHeapMb}). A worker that exceeds them dies
  * alone — piscina rejects the batch it held (DT_WORKER_OUT_OF_MEMORY) and starts a replacement in
  * the same slot — while the process and the other workers go on. Size: at most
@@ -36,7 +36,16 @@ import type { TestFaults, WireItem, WireResult, WorkerData, WorkerHeap, WorkerIn
 
 /** Options of {@link DeltatokPool.create}. */
 export interface PoolOptions {
-  /** Engine options, sent to every worker by structured clone (so: plain data and Dates). @defaultValue {} */
+  /**
+   * The options of every worker's Deltatok, sent to each worker by structured clone (so: plain
+   * data and Dates). @defaultValue {}
+   */
+  deltatok?: DeltatokOptions;
+  /**
+   * @deprecated the old name of `deltatok` ("engine" alone means the template engine): still
+   * read, with a `DELTATOK_DEPRECATED` warning once per process; both together are
+   * DT_INVALID_OPTION.
+   */
   engine?: DeltatokOptions;
   /**
    * Number of worker threads: 1 to {@link maxWorkers} (4 × the CPUs this process may use);
@@ -68,8 +77,8 @@ export interface PoolOptions {
    * retried once, each alone on another worker, and one that kills that worker too is answered
    * DT_WORKER_OUT_OF_MEMORY. (Without one, each worker could grow to V8's default for the whole
    * process, ~4 GB, and a few runaways would exhaust the machine before any reached it.)
-   * @defaultValue `{ maxOldGenerationSizeMb: defaultWorkerHeapMb(engine) }` (≈1.7 GB with the
-   *   engine defaults; Node's defaults for the other fields)
+   * @defaultValue `{ maxOldGenerationSizeMb: defaultWorkerHeapMb(deltatok) }` (≈1.7 GB with the
+   *   Deltatok defaults; Node's defaults for the other fields)
    */
   resourceLimits?: ResourceLimits;
   /**
@@ -104,8 +113,9 @@ export interface StartupProgress {
 
 /** The resolved, frozen pool options. */
 export interface ResolvedPoolOptions {
-  readonly engine: DeltatokOptions;
-  readonly resolvedEngine: ResolvedOptions;
+  /** The options every worker's Deltatok is created with. */
+  readonly deltatok: DeltatokOptions;
+  readonly resolvedDeltatok: ResolvedOptions;
   readonly workers: number;
   readonly startupTimeoutMs: number;
   readonly pin: boolean;
@@ -164,22 +174,34 @@ export function maxWorkers(cpus: CpuInfo = detectCpus()): number {
 const MIB = 1024 * 1024;
 
 /**
- * The default V8 old-generation limit of a worker, in MB, from the engine options it runs with:
+ * The default V8 old-generation limit of a worker, in MB, from the Deltatok options it runs with:
  * 512 + 2 × the cache bound in MiB + 48 bytes per character of the largest prompt
- * (`maxPromptChars`). With the engine defaults (256 MiB cache, 16,000,000 characters) that is
+ * (`maxPromptChars`). With the Deltatok defaults (256 MiB cache, 16,000,000 characters) that is
  * 1,757 MB. Measured on qwen3 (src/pool/README.md, "Worker memory"): a loaded worker holds
  * 60–90 MB of heap; a full 256 MiB cache holds 430–540 MB; a 16M-character prompt needs more
  * than 512 MB and less than 768 MB on its own; both together fail at 768 MB and pass at
  * 1,024 MB. The formula keeps ~1.7× that margin and scales with the two options that drive it.
  */
-export function defaultWorkerHeapMb(engine: Pick<ResolvedOptions, "cacheBytes" | "maxPromptChars">): number {
-  return 512 + 2 * Math.ceil(engine.cacheBytes / MIB) + Math.ceil((48 * engine.maxPromptChars) / MIB);
+export function defaultWorkerHeapMb(deltatok: Pick<ResolvedOptions, "cacheBytes" | "maxPromptChars">): number {
+  return 512 + 2 * Math.ceil(deltatok.cacheBytes / MIB) + Math.ceil((48 * deltatok.maxPromptChars) / MIB);
 }
 
-const POOL_KEYS = new Set(["engine", "workers", "startupTimeoutMs", "pin", "closeTimeoutMs", "resourceLimits", "signal", "onWorkerReady", "shareTables", "testFaults"]);
+const POOL_KEYS = new Set(["deltatok", "engine", "workers", "startupTimeoutMs", "pin", "closeTimeoutMs", "resourceLimits", "signal", "onWorkerReady", "shareTables", "testFaults"]);
 const LIMIT_KEYS = new Set(["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"]);
 
 let warnedOverCpus = false;
+let warnedEngine = false;
+
+/** The workers' Deltatok options: `deltatok`, or the deprecated `engine` (warned once). */
+function deltatokOptions(o: PoolOptions, path: string): DeltatokOptions {
+  if (o.engine === undefined) return o.deltatok ?? {};
+  if (o.deltatok !== undefined) throw optionError(`${path}.engine`, "is the deprecated name of deltatok: give one of them");
+  if (!warnedEngine) {
+    warnedEngine = true;
+    process.emitWarning('DeltatokPool option "engine" is deprecated: name the workers\' Deltatok options "deltatok"', { type: "DeprecationWarning", code: "DELTATOK_DEPRECATED" });
+  }
+  return o.engine;
+}
 
 /**
  * Validates `workers` against the usable CPUs (`path` names it in the error): an integer from 1
@@ -198,8 +220,8 @@ export function checkWorkers(workers: unknown, cpus: CpuInfo, path = "options.wo
   return workers;
 }
 
-function resolveLimits(given: unknown, engine: ResolvedOptions, path: string): Readonly<ResourceLimits> {
-  const out: ResourceLimits = { maxOldGenerationSizeMb: defaultWorkerHeapMb(engine) };
+function resolveLimits(given: unknown, deltatok: ResolvedOptions, path: string): Readonly<ResourceLimits> {
+  const out: ResourceLimits = { maxOldGenerationSizeMb: defaultWorkerHeapMb(deltatok) };
   if (given === undefined) return Object.freeze(out);
   if (typeof given !== "object" || given === null || Array.isArray(given)) throw optionError(path, "must be an object");
   for (const [k, v] of Object.entries(given)) {
@@ -215,8 +237,8 @@ function resolveLimits(given: unknown, engine: ResolvedOptions, path: string): R
 export function resolvePoolOptions(o: PoolOptions, path = "options"): ResolvedPoolOptions {
   if (typeof o !== "object" || o === null) throw optionError(path, "must be an object");
   for (const k of Object.keys(o)) if (!POOL_KEYS.has(k)) throw optionError(`${path}.${k}`, "is not a pool option");
-  const engine = o.engine ?? {};
-  const resolvedEngine = resolveOptions(engine, parseDate);
+  const deltatok = deltatokOptions(o, path);
+  const resolvedDeltatok = resolveOptions(deltatok, parseDate);
   const cpus = detectCpus();
   const workers = checkWorkers(o.workers ?? cpus.count, cpus, `${path}.workers`);
   const startupTimeoutMs = o.startupTimeoutMs ?? 60_000;
@@ -227,8 +249,8 @@ export function resolvePoolOptions(o: PoolOptions, path = "options"): ResolvedPo
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw optionError(`${path}.signal`, "must be an AbortSignal");
   if (o.onWorkerReady !== undefined && typeof o.onWorkerReady !== "function") throw optionError(`${path}.onWorkerReady`, "must be a function");
   if (o.shareTables !== undefined && typeof o.shareTables !== "boolean") throw optionError(`${path}.shareTables`, "must be a boolean");
-  const resourceLimits = resolveLimits(o.resourceLimits, resolvedEngine, `${path}.resourceLimits`);
-  return Object.freeze({ engine, resolvedEngine, workers, startupTimeoutMs, pin: o.pin ?? false, closeTimeoutMs, resourceLimits, cpus, shareTables: o.shareTables ?? true });
+  const resourceLimits = resolveLimits(o.resourceLimits, resolvedDeltatok, `${path}.resourceLimits`);
+  return Object.freeze({ deltatok, resolvedDeltatok, workers, startupTimeoutMs, pin: o.pin ?? false, closeTimeoutMs, resourceLimits, cpus, shareTables: o.shareTables ?? true });
 }
 
 /** The worker module: compiled JS next to this file, or the TypeScript source under tsx. */
@@ -338,14 +360,14 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
   static async create(options: PoolOptions = {}): Promise<DeltatokPool> {
     const opts = resolvePoolOptions(options);
     const tStart = performance.now();
-    const tables = await startupRace(tablesForWorkers(opts.resolvedEngine.tokenizer, opts.shareTables, opts.resolvedEngine.pattern), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
+    const tables = await startupRace(tablesForWorkers(opts.resolvedDeltatok.tokenizer, opts.shareTables, opts.resolvedDeltatok.pattern), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
     const { filename, execArgv } = workerModule();
     const affinity = opts.cpus.affinity ?? [];
     const slots: Piscina[] = [];
     const errors: Array<{ slot: number; error: unknown }> = [];
     for (let i = 0; i < opts.workers; i++) {
       const data: WorkerData = {
-        options: opts.engine,
+        options: opts.deltatok,
         slot: i,
         cpu: opts.pin && affinity.length > 0 ? (affinity[i % affinity.length] as number) : null,
         faults: options.testFaults ?? null,
@@ -469,7 +491,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
    * the texts go out in chunks (about {@link ENCODE_CHUNK_CHARS} characters, at most
    * {@link ENCODE_CHUNK_TEXTS} texts), each worker taking the next chunk when it finishes one.
    * `onProgress(done, total)` after each chunk. A bad text fails the call with its code and
-   * `path` `texts[i]` (no partial answer), as one engine would.
+   * `path` `texts[i]` (no partial answer), as one Deltatok would.
    */
   async encodeTexts(texts: readonly string[], options: { add_special_tokens?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<Uint32Array[]> {
     if (!Array.isArray(texts)) throw new DeltatokError("DT_INVALID_REQUEST", "texts must be an array of strings", { path: "texts" });

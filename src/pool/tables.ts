@@ -51,7 +51,7 @@ function buildInThread(spec: string, pattern: string | undefined): Promise<Build
 }
 
 /**
- * Shares the tokenizer `spec` names (with the engine's `pattern` option, for a tiktoken rank
+ * Shares the tokenizer `spec` names (with the Deltatok's `pattern` option, for a tiktoken rank
  * file) for the workers. Rejects DT_WORKER_STARTUP (cause: the load's
  * coded error) when it does not load, as a worker's own load would have.
  */

@@ -26,7 +26,7 @@ import { ChainHasher } from "../cache/chain.js";
 import { hasher, initHasher } from "../cache/hash.js";
 import { Deque } from "../pool/deque.js";
 import { AffinityRouter } from "../pool/router.js";
-import { LEADING_ROLES, requestAffinityText, topLevelRaw } from "../pool/skim.js";
+import { LEADING_ROLES, requestAffinityText, topLevelRaw } from "../json/skim.js";
 import { DeltatokPool, resolvePoolOptions, type BatchRunner } from "../pool/pool.js";
 import type { WireItem, WireResult } from "../pool/protocol.js";
 import type {

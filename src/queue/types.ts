@@ -42,7 +42,9 @@ export type PromptItem =
 
 /**
  * Every request of one corpus line (`{"id", "messages", "tools"?, "chat_template_kwargs"?}`),
- * as `deltatok replay` computes them. Routed by `conversationId` (the CLI passes the line id).
+ * as `deltatok replay` computes them. Routed by `conversationId` (the CLI passes a key of the
+ * line id). The records' `id` is the line's id as sent: a string, or `{number: text}` for a JSON
+ * number (`CorpusId`, src/corpus/id.ts), which a writer puts back as that text.
  */
 export interface ConversationItem {
   kind: "conversation";
@@ -66,7 +68,7 @@ export type QueueResult =
   /** An RL rollout (sequences, splits, drift): api/rollout.ts `rolloutJson`. */
   | { ok: true; kind: "rollout"; rollout: Record<string, unknown>; worker: number }
   /**
-   * The item was not answered with a count. Input errors carry the engine's code (and path);
+   * The item was not answered with a count. Input errors carry the Deltatok's code (and path);
    * infrastructure failures are DT_WORKER_CRASHED, DT_WORKER_OUT_OF_MEMORY (the item took a
    * worker past its heap limit twice, the second time alone), DT_WORKER_STARTUP,
    * DT_DRAIN_TIMEOUT or DT_CLOSED. `worker` is the slot that produced the error, or null when

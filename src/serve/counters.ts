@@ -1,7 +1,7 @@
 /**
  * Streaming counters held by a sidecar (methods text_counter_open, message_counter_open,
- * counter_append, counter_finish, counter_close): one registry per engine, so the pool backend's
- * counters live on its main-thread engine like the other tokenizer methods (a counter never moves
+ * counter_append, counter_finish, counter_close): one registry per Deltatok, so the pool
+ * backend's counters live on its main-thread Deltatok like the other tokenizer methods (a counter never moves
  * between workers).
  *
  * Handles are random 128-bit hex strings. At most `MAX_COUNTERS` are open per sidecar; opening

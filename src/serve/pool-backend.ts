@@ -8,7 +8,7 @@ import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import { MESSAGE_OPTION_NAMES, type DeltatokOptions } from "../api/options.js";
 import { dumps } from "../json/index.js";
 import { DeltatokPool } from "../pool/pool.js";
-import { eachMember, topLevelRaw } from "../pool/skim.js";
+import { eachMember, topLevelRaw } from "../json/skim.js";
 import { BatchQueue } from "../queue/queue.js";
 import type { QueueItem, QueueResult } from "../queue/types.js";
 import { VERSION } from "../package-info.js";
@@ -50,23 +50,24 @@ function toResult(r: QueueResult): unknown {
 export class PoolBackend implements Backend {
   readonly #pool: DeltatokPool;
   readonly #queue: BatchQueue;
-  readonly #engine: DeltatokOptions;
-  /** One engine on this thread for the tokenizer methods (decode, vocab, ...), made on first use. */
+  /** The options of every worker's Deltatok, and of the one on this thread. */
+  readonly #deltatok: DeltatokOptions;
+  /** One Deltatok on this thread for the tokenizer methods (decode, vocab, ...), made on first use. */
   #tokenizer: Promise<Deltatok> | null = null;
   readonly #delta = new IdsDelta();
   #closed = false;
 
-  private constructor(pool: DeltatokPool, queue: BatchQueue, engine: DeltatokOptions) {
+  private constructor(pool: DeltatokPool, queue: BatchQueue, deltatok: DeltatokOptions) {
     this.#pool = pool;
     this.#queue = queue;
-    this.#engine = engine;
+    this.#deltatok = deltatok;
   }
 
-  static async create(engine: DeltatokOptions, workers: number): Promise<PoolBackend> {
-    const pool = await DeltatokPool.create({ engine, workers });
+  static async create(deltatok: DeltatokOptions, workers: number): Promise<PoolBackend> {
+    const pool = await DeltatokPool.create({ deltatok, workers });
     // a short live-lane interval: a sidecar answers as it goes, batches stay small
     const queue = await BatchQueue.create({ pool, intervalMs: 1, batchItems: 16 });
-    return new PoolBackend(pool, queue, engine);
+    return new PoolBackend(pool, queue, deltatok);
   }
 
   #run(item: QueueItem, ids?: Record<string, unknown>): Promise<unknown> {
@@ -161,14 +162,14 @@ export class PoolBackend implements Backend {
   }
 
   async #tokenizerCall(method: TokenizerMethod, params: Record<string, unknown>): Promise<unknown> {
-    this.#tokenizer ??= Deltatok.create(this.#engine);
+    this.#tokenizer ??= Deltatok.create(this.#deltatok);
     return tokenizerCall(await this.#tokenizer, method, params);
   }
 
   async #local(method: Call): Promise<unknown> {
     if (method === "stats") return (await this.#pool.stats()).total;
     if (method === "health") {
-      return { status: "ok", version: VERSION, tokenizer: this.#engine.tokenizer ?? "qwen3", mode: this.#engine.mode ?? "incremental", workers: this.#pool.size };
+      return { status: "ok", version: VERSION, tokenizer: this.#deltatok.tokenizer ?? "qwen3", mode: this.#deltatok.mode ?? "incremental", workers: this.#pool.size };
     }
     throw new DeltatokError("DT_UNKNOWN_METHOD", `unknown method ${method}`);
   }

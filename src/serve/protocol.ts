@@ -50,7 +50,7 @@
  *                   Unknown, finished, evicted (LRU past 1,024 open, or 10 min idle) handles:
  *                   DT_COUNTER_UNKNOWN (src/serve/counters.ts)
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
- * - stats          {} → engine statistics
+ * - stats          {} → Deltatok statistics (DeltatokStats; summed over the workers)
  * - health         {} → {status: "ok", tokenizer, version, workers}
  *
  * Responses may come out of order; the id says which request each answers. A request that is
@@ -90,17 +90,17 @@ import type { Deltatok } from "../api/deltatok.js";
 import type { TrimOptions } from "../api/budget.js";
 import type { DecodeOptions } from "../api/vocabulary.js";
 import { parseRequestLine } from "./request-json.js";
-import { eachMember, endOfValue } from "../pool/skim.js";
+import { eachMember, endOfValue } from "../json/skim.js";
 import { COUNTER_METHODS, counterCall, type CounterMethod } from "./counters.js";
 import { keepIdText, wireIdOf } from "./wire-id.js";
 
 export type Method = "count_prompt" | "encode_prompt" | "count_message" | "count_text" | "tokenize_trajectory" | "tokenize_rollout" | "batch" | "stats" | "health" | "encode_batch" | TokenizerMethod;
 export const METHODS: readonly Method[] = ["count_prompt", "encode_prompt", "count_message", "count_text", "tokenize_trajectory", "tokenize_rollout", "batch", "stats", "health", "encode_batch", "encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS];
 
-/** Methods about the tokenizer itself (and whole renders), answered by one engine on the server's thread. */
+/** Methods about the tokenizer itself (and whole renders), answered by one Deltatok on the server's thread. */
 export type TokenizerMethod = "encode_text" | "decode" | "tokenizer_info" | "vocab" | "render_prompt" | BudgetMethod | CounterMethod;
 export const TOKENIZER_METHODS: ReadonlySet<string> = new Set<TokenizerMethod>(["encode_text", "decode", "tokenizer_info", "vocab", "render_prompt", "fits", "trim_to_fit", ...COUNTER_METHODS]);
-/** Context budgets (api/budget.ts); with workers answered by the server thread's engine, like render_prompt. */
+/** Context budgets (api/budget.ts); with workers answered by the server thread's Deltatok, like render_prompt. */
 export type BudgetMethod = "fits" | "trim_to_fit";
 
 export interface Envelope {
@@ -147,7 +147,7 @@ export function checkParam(method: string, key: string): void {
   }
 }
 
-/** What actually answers requests: the in-process engine or the worker pool. */
+/** What actually answers requests: the in-process Deltatok or the worker pool. */
 export interface Backend {
   /**
    * Optional: answers a prompt or message call whose params are still JSON text (a backend that

@@ -1,6 +1,6 @@
 /**
- * Parses a request line as Python's `json.loads` would (src/json `parseJson`), by the engine's
- * own `JSON.parse` when that is certain to give the same values — faster on the sidecar's hot
+ * Parses a request line as Python's `json.loads` would (src/json `parseJson`), by V8's own
+ * `JSON.parse` when that is certain to give the same values — faster on the sidecar's hot
  * path (a prompt request's new messages, every call: ≈ 25 → 15 µs a tau-bench line).
  *
  * `JSON.parse` differs from `parseJson` only on: floats (an integral `1.0` must stay a PyFloat),

@@ -1,6 +1,6 @@
 /**
  * `deltatok serve`: JSON lines over stdio and/or HTTP, answering through a Backend (in-process
- * engine or worker pool). This file validates the options, starts the transports (stdio.ts,
+ * Deltatok or worker pool). This file validates the options, starts the transports (stdio.ts,
  * http.ts), counts what is in flight and runs the shutdown; the protocol is in protocol.ts, who
  * may connect in guard.ts, and the threat model in DESIGN.md.
  *

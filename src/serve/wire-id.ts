@@ -7,7 +7,7 @@
  *
  * Layer: serve (imports the pool's JSON skimmer and the json value model only).
  */
-import { eachMember } from "../pool/skim.js";
+import { eachMember } from "../json/skim.js";
 import { PyFloat } from "../json/index.js";
 
 /** A JSON number id, held as the exact text the request carried. */

@@ -1,5 +1,5 @@
 /**
- * Child process of test/hostile-template.test.ts: one engine on the default budgets renders some
+ * Child process of test/hostile-template.test.ts: one Deltatok on the default budgets renders some
  * of the worst templates known (argv: their indices in WORST), each incrementally, as a request
  * does, and whole, with a good request after each; prints `{ results, goodOk, maxRssMb }` (the
  * peak RSS of this process) as one JSON line. Run with --expose-gc, it collects the garbage of

@@ -5,7 +5,7 @@ import type { CompiledTemplate, PreviousRender } from "../../src/template/index.
 
 /**
  * Returns `request(vars, what)`: renders `vars` incrementally against the previous request's
- * render (with the messages' content versions, as the engine passes them, when `withVersions`)
+ * render (with the messages' content versions, as the Deltatok passes them, when `withVersions`)
  * and asserts text and steps (what render budgets count) equal a full render's.
  */
 export function incrementalRequests(

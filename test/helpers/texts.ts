@@ -20,7 +20,7 @@ export function hostileText(specials: readonly string[], maxParts = 24): fc.Arbi
 }
 
 /**
- * Code points whose class differs between engines or Unicode versions (JavaScript's `\s` vs
+ * Code points whose class differs between regex engines or Unicode versions (JavaScript's `\s` vs
  * Oniguruma's, White_Space, letters and digits new in recent Unicode versions, case folds), and
  * the text around them: what the pattern-exactness tests draw from.
  */

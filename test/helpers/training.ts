@@ -1,6 +1,6 @@
 /**
  * The training commands' (`tokenize`, `rollout`) --workers tests: the bundled corpus with the
- * lines every path must answer in place (not JSON, not UTF-8, no messages, content the engine
+ * lines every path must answer in place (not JSON, not UTF-8, no messages, content the Deltatok
  * refuses, a blank line, a repeated id), and a check that `--workers N` writes exactly the
  * in-process output and summary.
  */

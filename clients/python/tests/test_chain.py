@@ -1,7 +1,7 @@
 """Chained in a batch: a batch whose conversations extend each other (a finished trajectory's
 prompts, `apply_chat_template([messages[:k] for k in turns])`) sends each conversation's new
 messages only, against the state of the earlier call of the same batch, and its answers are
-exactly those of one call at a time — over stdio and HTTP, one engine and a worker pool, in
+exactly those of one call at a time — over stdio and HTTP, one Deltatok and a worker pool, in
 mixed batches, asyncio, and when the earlier call fails or the server restarts between batches
 (the later calls are then resent whole)."""
 import asyncio

@@ -34,7 +34,7 @@ export const NUM = 1 << 6;
 export const PUNCT = 1 << 7;
 /** Symbol (Sm, Sc, Sk, So). */
 export const SYM = 1 << 8;
-/** The engine's `\s` (White_Space: U+0085 in, U+FEFF out). Every member is below U+10000. */
+/** The regex engine's `\s` (White_Space: U+0085 in, U+FEFF out). Every member is below U+10000. */
 export const SPACE = 1 << 9;
 /** Script=Han. */
 export const HAN = 1 << 10;
@@ -54,7 +54,7 @@ export type ClassName = keyof typeof CLASS_BITS;
 
 /** Where a flavor's class members come from. */
 export interface ClassSource {
-  /** The engine these classes are: "oniguruma" (Rust `tokenizers`) or "rust-regex" (tiktoken). */
+  /** The regex engine these classes are: "oniguruma" (Rust `tokenizers`) or "rust-regex" (tiktoken). */
   readonly flavor: string;
   /** Members of every class, as sorted flat inclusive ranges (unicode-sets.ts). Called once. */
   sets(): Readonly<Record<ClassName, CodePointSet>>;

@@ -3,7 +3,7 @@
  * Ruby syntax, no options, UTF-8), into a JavaScript RegExp (flags `gv`) that finds the same
  * matches, code point for code point.
  *
- * Both engines are backtracking matchers with the same leftmost-first alternation and greedy/lazy
+ * Both regex engines are backtracking matchers with the same leftmost-first alternation and greedy/lazy
  * quantifiers, so the structure of a pattern carries over; what differs is what the pieces mean:
  *
  * - Character classes. Oniguruma's `\s` is White_Space (U+0085 in, U+FEFF out; JavaScript's `\s`

@@ -77,7 +77,7 @@ function pieces(re: RegExp, text: string, invert: boolean): number[] {
  */
 export function splitText(re: RegExp, text: string, behavior: SplitBehavior, invert: boolean): string[] {
   // Fast paths on `String.prototype.match`: its non-empty matches are Oniguruma's (an empty match
-  // makes both engines resume one code point on), and these behaviors drop the empty pieces.
+  // makes both regex engines resume one code point on), and these behaviors drop the empty pieces.
   if (behavior === "Removed" && invert) return nonEmpty(text.match(re));
   if (behavior === "Isolated") {
     // when the matches tile the text (as the tokenizers' own patterns do), they are the pieces

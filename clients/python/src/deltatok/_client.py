@@ -249,7 +249,7 @@ class ClientBase:
         return run_many(self.transport.call, [simple_plan(r["method"], r.get("params", {})) for r in requests])
 
     def stats(self) -> Dict[str, Any]:
-        """The server's engine statistics, with this client's prefix counters under "client"."""
+        """The server's Deltatok statistics, with this client's prefix counters under "client"."""
         s = dict(self.call("stats", {}))
         s["client"] = self.client_stats()
         return s

@@ -27,7 +27,7 @@ header): a hash of its tools and leading messages — every message up to and in
 that is not a system/developer message, as the pool chooses a worker — taken when the
 conversation starts here and kept for its life, so all its turns reach the instance that holds
 its state. The same leading messages give the same key in any client and process (a client that
-restarted or forgot the conversation still reaches the instance whose engine cache holds it;
+restarted or forgot the conversation still reaches the instance whose Deltatok's cache holds it;
 samples of one prompt meet on one instance), while conversations that only share a system
 prompt spread.
 
@@ -46,7 +46,7 @@ unconfirmed state.
 Chained in a batch: the plans of one batch round (``ROUND``, set by _ops while it advances the
 plans whose calls go out as one batch request) are made before any of them is answered. A plan
 may extend the latest state of a conversation when that state's plan belongs to the same round,
-as if it had been answered: the server runs a batch's calls in order (one engine in order; with
+as if it had been answered: the server runs a batch's calls in order (one Deltatok in order; with
 workers, a conversation's calls stay on one worker, in order — DESIGN.md, Python client), so the
 earlier call's state exists when the later one runs, and if it does not the server answers
 DT_PREFIX_UNKNOWN and the later call is resent whole. An identity guess may be chained on an

@@ -560,7 +560,7 @@ class DeltatokTokenizer:
     # ---- the rest ----------------------------------------------------------------------------
 
     def stats(self) -> Dict[str, Any]:
-        """The server's engine statistics with this client's prefix counters under "client"."""
+        """The server's Deltatok statistics with this client's prefix counters under "client"."""
         return self.client.stats()
 
     def save_pretrained(self, *args: Any, **kwargs: Any) -> None:

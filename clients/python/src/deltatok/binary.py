@@ -1,6 +1,10 @@
 """Readers of deltatok's binary outputs (standard library only): `deltatok tokenize --format
 binary` (read_tokens) and `deltatok rollout --format binary` (read_rollouts), and the arrays of
-a rollout answered as JSON (training_arrays)."""
+a rollout answered as JSON (training_arrays).
+
+A record's "id" is the corpus line's id as json.loads reads it from that line: the index holds
+it as the line spelt it (`7`, `"7"`, `1e3`, `9007199254740993`), so no type flag is needed and
+files written before read the same way."""
 from __future__ import annotations
 
 import json

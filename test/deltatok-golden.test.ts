@@ -4,7 +4,7 @@
  * scripts/vendor-golden-counts.py) for the 14 vendored conversations, with every golden file
  * that has a tokenizer here: Qwen3, Qwen2.5, Qwen3-Coder and Qwen3.5 templates (qwen3),
  * DeepSeek-V3/V3.1 (deepseek_v3), Llama 3.1/3.2 (llama3_1), gpt-oss (gptoss). Answers go through
- * the incremental engine, request after request, as a replay would.
+ * the incremental Deltatok, request after request, as a replay would.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,20 +20,20 @@ const conversations = goldenConversations();
 const rows = goldenRows();
 
 const template = (name: string) => repoPath("test/fixtures/template/golden/templates", `${name}.jinja`);
-const engines = new Map<string, Promise<Deltatok>>();
-function engine(tokenizer: string, tmpl: string): Promise<Deltatok> {
+const deltatoks = new Map<string, Promise<Deltatok>>();
+function deltatok(tokenizer: string, tmpl: string): Promise<Deltatok> {
   const k = `${tokenizer}|${tmpl}`;
-  let e = engines.get(k);
+  let e = deltatoks.get(k);
   if (e === undefined) {
     e = Deltatok.create({ tokenizer, chatTemplateFile: template(tmpl), date: "2026-11-30", renderer: TEST_RENDERER });
-    engines.set(k, e);
+    deltatoks.set(k, e);
   }
   return e;
 }
 
 for (const row of rows.filter((r) => r.file !== undefined)) {
   test(`ISL and ids equal the reference: ${row.file}`, async () => {
-    const dt = await engine(row.tokenizer, row.template);
+    const dt = await deltatok(row.tokenizer, row.template);
     const pta = row.file?.includes("+parse-tool-arguments") ?? false;
     let checked = 0;
     const keys = Object.keys(row.expect).sort((a, b) => {
@@ -65,7 +65,7 @@ for (const row of rows.filter((r) => r.file !== undefined)) {
 
 for (const row of rows.filter((r) => r.osl_file !== undefined)) {
   test(`OSL equals the reference: ${row.osl_file}`, async () => {
-    const dt = await engine(row.tokenizer, row.template);
+    const dt = await deltatok(row.tokenizer, row.template);
     let checked = 0;
     for (const [key, want] of Object.entries(row.expect)) {
       const [ci, k] = key.split("#") as [string, string];

@@ -1,12 +1,15 @@
 /**
- * A structural skim of JSON text, for routing only: finds a few top-level members (the corpus
- * line's `id`, a request's `tools` and leading `messages`) by their raw text ranges, without
- * building any values. Strings are skipped with `indexOf('"')`, so the cost is a fraction of a
- * parse, and the main thread stays free while workers do the real parsing (with the project's
- * Python-faithful parser).
+ * A structural skim of JSON text: finds a few top-level members (the corpus line's `id`, a
+ * request's `tools` and leading `messages`) by their raw text ranges, without building any
+ * values. Strings are skipped with `indexOf('"')`, so the cost is a fraction of a parse, and the
+ * main thread stays free while workers do the real parsing (with the project's Python-faithful
+ * parser).
  *
- * Every function returns null on text it cannot follow; callers then route without a key.
- * Nothing here decides a result: a wrong skim can only cost a cache miss.
+ * Every function returns null on text it cannot follow; routing callers then go without a key.
+ * Callers that keep what they find (a number id's exact text, src/corpus/id.ts) skim only text
+ * the parser has accepted, which it always follows.
+ *
+ * Layer: json (imports nothing).
  */
 
 const enum C {

@@ -1,5 +1,5 @@
 /**
- * The engine's answers equal a whole-text encode for every request, whatever the cache holds:
+ * The splicer's answers equal a whole-text encode for every request, whatever the cache holds:
  * growing conversations, rewritten history, repeats, branches, texts without boundary tokens,
  * counts-only mode. Outcomes and stats are counted as documented.
  */
@@ -20,17 +20,17 @@ function render(msgs: Array<[string, string]>, gen = true): string {
 const chainOf = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => BigInt(i + 1) * 1000n + salt);
 
 /** As one segment, or split at message turns (like an incremental renderer) with the leading segments equal to the cached snapshot's reported as reused. */
-function rendered(engine: TokenSplicer, text: string, chain: bigint[], segmented: boolean): Rendered {
+function rendered(splicer: TokenSplicer, text: string, chain: bigint[], segmented: boolean): Rendered {
   if (!segmented) return wholeText(text);
   const segments = text.split(/(?<=<\|im_end\|>\n)/);
-  const prev = engine.lookup(chain)?.cached.segments ?? [];
+  const prev = splicer.lookup(chain)?.cached.segments ?? [];
   let reused = 0;
   while (reused < Math.min(prev.length, segments.length) && prev[reused] === segments[reused]) reused++;
   return { segments, reusedSegments: reused, trace: null, traceBytes: 0 };
 }
 
-function check(engine: TokenSplicer, text: string, chain: bigint[], wantIds = true, segmented = false) {
-  const r = engine.tokenize(rendered(engine, text, chain, segmented), chain, wantIds, engine.lookup(chain));
+function check(splicer: TokenSplicer, text: string, chain: bigint[], wantIds = true, segmented = false) {
+  const r = splicer.tokenize(rendered(splicer, text, chain, segmented), chain, wantIds, splicer.lookup(chain));
   const whole = enc.encodeWhole(text);
   assert.equal(r.count, whole.length);
   if (wantIds) assert.deepEqual(Array.from(r.ids ?? []), whole);
@@ -38,19 +38,19 @@ function check(engine: TokenSplicer, text: string, chain: bigint[], wantIds = tr
 }
 
 test("a growing conversation reuses its prefix and stays exact", () => {
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "You are helpful."], ["user", "Hi there"]];
-  let r = check(engine, render(msgs), chainOf(2));
+  let r = check(splicer, render(msgs), chainOf(2));
   assert.equal(r.outcome, "miss");
   let total = r.count;
   for (let i = 0; i < 10; i++) {
     msgs.push(["assistant", `Answer ${i} with some words.`], ["user", `Question ${i}?`]);
-    r = check(engine, render(msgs), chainOf(msgs.length));
+    r = check(splicer, render(msgs), chainOf(msgs.length));
     assert.equal(r.outcome, "partial");
     assert.ok(r.reused > 0);
     total += r.count;
   }
-  const s = engine.stats();
+  const s = splicer.stats();
   assert.equal(s.requests, 11);
   assert.equal(s.misses, 1);
   assert.equal(s.partial, 10);
@@ -60,35 +60,35 @@ test("a growing conversation reuses its prefix and stays exact", () => {
 });
 
 test("the same render again is a hit; a rewritten history is still exact", () => {
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "S"], ["user", "u1"], ["assistant", "<think>\nr\n</think>\n\na1"], ["user", "u2"]];
-  check(engine, render(msgs), chainOf(4));
-  assert.equal(check(engine, render(msgs), chainOf(4)).outcome, "hit");
+  check(splicer, render(msgs), chainOf(4));
+  assert.equal(check(splicer, render(msgs), chainOf(4)).outcome, "hit");
   // Qwen3-style rewrite: earlier reasoning disappears once a new user turn arrives
   const rewritten: Array<[string, string]> = [["system", "S"], ["user", "u1"], ["assistant", "a1"], ["user", "u2"], ["assistant", "a2"], ["user", "u3"]];
-  const r = check(engine, render(rewritten), chainOf(6));
+  const r = check(splicer, render(rewritten), chainOf(6));
   assert.equal(r.outcome, "partial");
 });
 
 test("no boundary inside the common prefix falls back, counted with its reason", () => {
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
-  check(engine, "plain text without special tokens", chainOf(1));
-  const r = check(engine, "plain text without special tokens, continued", chainOf(2));
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  check(splicer, "plain text without special tokens", chainOf(1));
+  const r = check(splicer, "plain text without special tokens, continued", chainOf(2));
   assert.equal(r.outcome, "fallback");
   assert.equal(r.reason, "no_safe_boundary");
-  assert.equal(engine.stats().fallbacks.no_safe_boundary, 1);
+  assert.equal(splicer.stats().fallbacks.no_safe_boundary, 1);
 });
 
 test("counts-only mode stores no ids; asking for ids re-encodes, counted", () => {
-  const engine = new TokenSplicer(enc, { storeIds: false, maxBytes: 64 << 20 });
+  const splicer = new TokenSplicer(enc, { storeIds: false, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["user", "one"]];
-  check(engine, render(msgs), chainOf(1), false);
+  check(splicer, render(msgs), chainOf(1), false);
   msgs.push(["assistant", "two"], ["user", "three"]);
-  const r = check(engine, render(msgs), chainOf(3), false);
+  const r = check(splicer, render(msgs), chainOf(3), false);
   assert.equal(r.outcome, "partial");
   assert.equal(r.ids, null);
   msgs.push(["assistant", "four"], ["user", "five"]);
-  const r2 = check(engine, render(msgs), chainOf(5), true);
+  const r2 = check(splicer, render(msgs), chainOf(5), true);
   assert.equal(r2.outcome, "fallback");
   assert.equal(r2.reason, "ids_not_stored");
 });
@@ -96,11 +96,11 @@ test("counts-only mode stores no ids; asking for ids re-encodes, counted", () =>
 test("the cut point keeps a margin of the longest added token before the common prefix ends", () => {
   // "<|im_start|>" is cached right at the end; the new text continues it into a longer
   // sequence. Reuse must stop at a boundary whose following window is fully shared.
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const a = "<|im_start|>user\nx<|im_end|>\n<|im_start|>";
   const b = "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<|im_end|>";
-  check(engine, a, chainOf(1));
-  check(engine, b, chainOf(2));
+  check(splicer, a, chainOf(1));
+  check(splicer, b, chainOf(2));
 });
 
 test("property: any sequence of requests (appends, edits, branches, repeats), whole or segmented, equals whole encodes", () => {
@@ -115,7 +115,7 @@ test("property: any sequence of requests (appends, edits, branches, repeats), wh
   );
   fc.assert(
     fc.property(fc.array(op, { minLength: 1, maxLength: 14 }), fc.boolean(), fc.boolean(), (ops, storeIds, segmented) => {
-      const engine = new TokenSplicer(enc, { storeIds, maxBytes: 64 << 20 });
+      const splicer = new TokenSplicer(enc, { storeIds, maxBytes: 64 << 20 });
       let msgs: Array<[string, string]> = [["system", "sys"]];
       let salts: bigint[] = [1n];
       let gen = true;
@@ -137,7 +137,7 @@ test("property: any sequence of requests (appends, edits, branches, repeats), wh
         seen.push([msgs, salts]);
         let h = 17n;
         const chain = salts.map((s) => (h = (h * 1_000_003n + s) % (1n << 62n)));
-        check(engine, render(msgs, gen), chain, storeIds, segmented);
+        check(splicer, render(msgs, gen), chain, storeIds, segmented);
       }
     }),
     { numRuns: 150 },
@@ -145,21 +145,21 @@ test("property: any sequence of requests (appends, edits, branches, repeats), wh
 });
 
 test("a growing conversation keeps one track and extends it in place", () => {
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const msgs: Array<[string, string]> = [["system", "S"], ["user", "q0"]];
-  check(engine, render(msgs), chainOf(2), true, true);
-  const track = engine.lookup(chainOf(2))?.cached.track;
+  check(splicer, render(msgs), chainOf(2), true, true);
+  const track = splicer.lookup(chainOf(2))?.cached.track;
   for (let i = 1; i < 6; i++) {
     msgs.push(["assistant", `a${i}`], ["user", `q${i}`]);
-    check(engine, render(msgs), chainOf(msgs.length), true, true);
-    assert.equal(engine.lookup(chainOf(msgs.length))?.cached.track, track, "same track object");
+    check(splicer, render(msgs), chainOf(msgs.length), true, true);
+    assert.equal(splicer.lookup(chainOf(msgs.length))?.cached.track, track, "same track object");
   }
   // a branch from an earlier point copies, leaving the main line intact
   const branch: Array<[string, string]> = [...msgs.slice(0, 4), ["user", "other"]];
   const bchain = [...chainOf(4), 999n];
-  check(engine, render(branch), bchain, true, true);
-  assert.notEqual(engine.lookup(bchain)?.cached.track, track);
-  check(engine, render(msgs), chainOf(msgs.length), true, true);
+  check(splicer, render(branch), bchain, true, true);
+  assert.notEqual(splicer.lookup(bchain)?.cached.track, track);
+  check(splicer, render(msgs), chainOf(msgs.length), true, true);
 });
 
 test("a cut near the end of the shared text is taken when the scan provably decided it on shared text", () => {
@@ -167,11 +167,11 @@ test("a cut near the end of the shared text is taken when the scan provably deci
   // 28 characters before the common prefix ends, more than the longest raw added token (20): safe
   // by the length bound. "<|im_start|>" starts only 17 before it, but no raw token can start at any
   // of the positions from there on and reach past the shared text (the trie walk from each stops
-  // inside it), so that cut is safe too and the engine takes it.
-  const engine = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
+  // inside it), so that cut is safe too and the splicer takes it.
+  const splicer = new TokenSplicer(enc, { storeIds: true, maxBytes: 64 << 20 });
   const system = turn("system", "You are a careful assistant. ".repeat(20));
-  check(engine, system + turn("user", "Hello there") + GEN, chainOf(2));
-  const r = check(engine, system + turn("user", "Good morning") + GEN, [chainOf(1)[0] as bigint, 99n]); // same first message
+  check(splicer, system + turn("user", "Hello there") + GEN, chainOf(2));
+  const r = check(splicer, system + turn("user", "Good morning") + GEN, [chainOf(1)[0] as bigint, 99n]); // same first message
   assert.equal(r.outcome, "partial");
   const through = enc.encodeWhole(system + "<|im_start|>").length; // through the user turn's <|im_start|>
   assert.equal(r.reused, through);
