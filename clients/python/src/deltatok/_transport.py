@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
 from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
-from ._prefix import ROUTE_HEADER
+from ._wire import ROUTE_HEADER
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport"]
 
