@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Optional, Tuple
 
 from ._errors import DeltatokError
+from ._schema import json_schema
 
 __all__ = ["compat_major", "transformers_types", "json_schema_builder", "bpe_cleanup_skipped"]
 
@@ -92,5 +93,4 @@ def json_schema_builder() -> Callable[[Callable[..., Any]], dict]:
             return get_json_schema
         except Exception:  # noqa: BLE001 - a broken install: the port, as without it
             pass
-    from ._schema import json_schema
     return json_schema

@@ -9,6 +9,8 @@ import warnings
 from collections import UserDict
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._compat import transformers_types
+
 __all__ = ["BatchEncoding", "ChatFlags", "chat_flags", "split_conversations", "shape_encodings", "to_id_list", "AddedToken"]
 
 VERY_LARGE_INTEGER = int(1e30)
@@ -98,7 +100,6 @@ class BatchEncoding(UserDict):
 
 def batch_encoding(data: Dict[str, Any], tensor_type: Any, prepend_batch_axis: bool) -> Any:
     """transformers' own BatchEncoding when it is installed (_compat), else deltatok's."""
-    from ._compat import transformers_types
     types = transformers_types()
     if types is not None:
         kind = getattr(tensor_type, "value", tensor_type)

@@ -19,13 +19,14 @@ import threading
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._client import ClientBase, DeltatokClient, DeltatokHttpClient, prompt_options
+from ._client import ClientBase, DeltatokClient, DeltatokHttpClient
 from ._compat import bpe_cleanup_skipped, compat_major, json_schema_builder, transformers_types
 from ._dropin import BackendTokenizer, plain_conversation, tokenizer_class
 from ._errors import DeltatokError, DeltatokInputError, DeltatokUnsupportedError
-from ._transport import DEFAULT_TIMEOUT, HttpTransport, StdioTransport
 from ._ops import PlanGen, prompt_plan, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
+from ._stream import MessageCounter, TextCounter
+from ._wire import DEFAULT_TIMEOUT, prompt_options
 from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
                      shape_encodings, split_conversations, to_id_list, to_tensor)
 
@@ -279,7 +280,7 @@ class DeltatokTokenizer:
         if self._template_override is not None:
             attrs["chat_template"] = self._template_override
         attrs.update(self._overridden)
-        return (_restore, (self.name_or_path, self.__dict__.get("_spec") or _client_spec(self.client), attrs))
+        return (_restore, (self.name_or_path, self.__dict__.get("_spec") or self.client.spec(), attrs))
 
     def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
         if pair is not None:
@@ -420,16 +421,17 @@ class DeltatokTokenizer:
         """Whether the prompt (apply_chat_template's tokens; the generation prompt included by
         default, as ISL) has at most `limit` tokens; the server stops encoding past the limit.
         `**kwargs` reach the template as variables."""
-        return self.client.fits(list(conversation), limit, tools, **self._budget_options(add_generation_prompt, kwargs))
+        return self.client.fits(list(conversation), limit, tools, **self.budget_options(add_generation_prompt, kwargs))
 
     def trim_to_fit(self, conversation: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
                     keep_first_user: bool = False, add_generation_prompt: bool = True, **kwargs: Any) -> Dict[str, Any]:
         """Drops the oldest turns until the prompt fits `limit`: {"messages", "count", "dropped"}
         (ClientBase.trim_to_fit)."""
         return self.client.trim_to_fit(list(conversation), limit, tools, policy=policy, keep_first_user=keep_first_user,
-                                       **self._budget_options(add_generation_prompt, kwargs))
+                                       **self.budget_options(add_generation_prompt, kwargs))
 
-    def _budget_options(self, add_generation_prompt: bool, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+    def budget_options(self, add_generation_prompt: bool, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        """fits / trim_to_fit's prompt options with this tokenizer's defaults."""
         o: Dict[str, Any] = {"add_generation_prompt": add_generation_prompt}
         kw = self._template_kwargs(kwargs)
         if kw:
@@ -440,30 +442,34 @@ class DeltatokTokenizer:
             o["parse_tool_arguments"] = True
         return o
 
+    def template_options(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
+                         chat_template: Optional[str] = None) -> Tuple[Optional[str], Dict[str, Any], bool]:
+        """(chat_template, chat_template_kwargs, parse_tool_arguments) as a message request sends them:
+        the arguments over this tokenizer's template override, special tokens and defaults."""
+        kw = self._template_kwargs(chat_template_kwargs or {})
+        template = chat_template if chat_template is not None else self._template_override
+        pta = self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments
+        return template, kw, bool(pta)
+
     def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
             chat_template: Optional[str] = None) -> int:
         """OSL of an assistant message as MLCommons endpoints defines it: tokens of [U, m] minus
         those of [U, E] (U an empty user message, E an empty assistant message, no tools, no
         generation prompt): the message's own tokens, without framing or end-of-turn."""
-        kw = self._template_kwargs(chat_template_kwargs or {})
-        return self.client.count_message(dict(message), chat_template=chat_template if chat_template is not None else self._template_override,
-                                         chat_template_kwargs=kw,
-                                         parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+        template, kw, pta = self.template_options(chat_template_kwargs, parse_tool_arguments, chat_template)
+        return self.client.count_message(dict(message), template, kw, pta)
 
-    def text_counter(self, max_look_back: Optional[int] = None) -> Any:
+    def text_counter(self, max_look_back: Optional[int] = None) -> TextCounter:
         """A streaming counter: ``append(chunk)`` returns the tokens of everything appended so far
         (as ``len(encode(text, add_special_tokens=False))``), re-encoding only the last few characters."""
         return self.client.text_counter(max_look_back)
 
     def message_counter(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
-                        chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> Any:
+                        chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> MessageCounter:
         """A streaming counter of an assistant message: ``append(delta)`` (an OpenAI-style delta)
         returns ``osl`` of the message so far."""
-        kw = self._template_kwargs(chat_template_kwargs or {})
-        return self.client.message_counter(chat_template=chat_template if chat_template is not None else self._template_override,
-                                           chat_template_kwargs=kw,
-                                           parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments,
-                                           max_look_back=max_look_back)
+        template, kw, pta = self.template_options(chat_template_kwargs, parse_tool_arguments, chat_template)
+        return self.client.message_counter(template, kw, pta, max_look_back)
 
     def tokenize_rollout(self, conversation: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None,
                          chat_template: Optional[str] = None, parse_tool_arguments: Optional[bool] = None, **kwargs: Any) -> Dict[str, Any]:
@@ -473,10 +479,15 @@ class DeltatokTokenizer:
         canonical tokens; a new sequence starts where the template rewrote history. `**kwargs`
         reach the template as in apply_chat_template. `deltatok.binary.training_arrays(seq)` gives
         arrays ready for torch.tensor."""
-        return self.client.tokenize_rollout(list(conversation), tools=_check_tools(tools), documents=_check_documents(documents),
-                                            chat_template=chat_template if chat_template is not None else self._template_override,
-                                            chat_template_kwargs=self._template_kwargs(kwargs),
-                                            parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+        return self.client.tokenize_rollout(**self.rollout_arguments(conversation, tools, documents, chat_template, parse_tool_arguments, kwargs))
+
+    def rollout_arguments(self, conversation: Sequence[Mapping[str, Any]], tools: Any, documents: Any, chat_template: Optional[str],
+                          parse_tool_arguments: Optional[bool], kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        """tokenize_rollout's arguments for the method-level client, with this tokenizer's defaults."""
+        return {"messages": list(conversation), "tools": _check_tools(tools), "documents": _check_documents(documents),
+                "chat_template": chat_template if chat_template is not None else self._template_override,
+                "chat_template_kwargs": self._template_kwargs(kwargs),
+                "parse_tool_arguments": bool(self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)}
 
     # ---- plain text --------------------------------------------------------------------------
 
@@ -526,12 +537,24 @@ class DeltatokTokenizer:
                  return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
                  return_length: bool = False, verbose: bool = True, **kwargs: Any) -> BatchEncoding:
         """Encodes text (a string or a list of strings) into a BatchEncoding."""
+        req = self.call_request(text, text_pair, text_target, text_pair_target, add_special_tokens, padding, truncation, max_length, stride,
+                                is_split_into_words, pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
+                                return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
+        out: BatchEncoding = req.finish(self._execute(req.plans))
+        return out
+
+    def call_request(self, text: Any = None, text_pair: Any = None, text_target: Any = None, text_pair_target: Any = None,
+                     add_special_tokens: bool = True, padding: Any = False, truncation: Any = None, max_length: Optional[int] = None,
+                     stride: int = 0, is_split_into_words: bool = False, pad_to_multiple_of: Optional[int] = None, padding_side: Optional[str] = None,
+                     return_tensors: Any = None, return_token_type_ids: Optional[bool] = None, return_attention_mask: Optional[bool] = None,
+                     return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
+                     return_length: bool = False, verbose: bool = True, **kwargs: Any) -> ChatRequest:
+        """`__call__`'s work as plans (the blocking and asyncio tokenizers run them)."""
         if text_pair_target is not None:
             raise DeltatokUnsupportedError("text_pair_target is not supported by deltatok")
-        req = self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
-                                pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
-                                return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
-        return req.finish(self._execute(req.plans))
+        return self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
+                                 pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
+                                 return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
 
     def decode_request(self, sequences: List[Any], skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool], single: bool) -> ChatRequest:
         cleanup = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
@@ -553,9 +576,13 @@ class DeltatokTokenizer:
 
     def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None,
                      **kwargs: Any) -> List[str]:
-        seqs = to_id_list(sequences)
-        req = self.decode_request(list(seqs) if isinstance(seqs, list) else [seqs], skip_special_tokens, clean_up_tokenization_spaces, False)
+        req = self.batch_decode_request(sequences, skip_special_tokens, clean_up_tokenization_spaces)
         return req.finish(self._execute(req.plans))
+
+    def batch_decode_request(self, sequences: Any, skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool]) -> ChatRequest:
+        """batch_decode's work as plans (sequences as a list, an array or a tensor)."""
+        seqs = to_id_list(sequences)
+        return self.decode_request(list(seqs) if isinstance(seqs, list) else [seqs], skip_special_tokens, clean_up_tokenization_spaces, False)
 
     # ---- the rest ----------------------------------------------------------------------------
 
@@ -579,17 +606,6 @@ class DeltatokTokenizer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _client_spec(client: ClientBase) -> Dict[str, Any]:
-    """from_pretrained options that reach a client like `client` (for pickling a tokenizer given one)."""
-    t = client.transport
-    if isinstance(t, HttpTransport):
-        return {"url": t.url, "timeout": t._timeout, "server_token": t._headers.get("Authorization", "")[7:] or None}
-    if isinstance(t, StdioTransport):
-        cut = t.command.index("serve")
-        return {"command": t.command[:cut], "serve_args": t.command[cut + 1:], "timeout": t.timeout, "_whole_args": True}
-    raise DeltatokUnsupportedError("a tokenizer on a custom transport cannot be pickled", "client")
 
 
 def _restore(name_or_path: str, spec: Dict[str, Any], attrs: Dict[str, Any]) -> "DeltatokTokenizer":
@@ -692,7 +708,7 @@ class AutoTokenizer:
         types = transformers_types()
         klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
         tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
-        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(_client_spec(client), **{
+        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(client.spec(), **{
             k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
         object.__setattr__(tok, "_spec", spec)
         return tok

@@ -25,10 +25,10 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
-from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
-from ._wire import ROUTE_HEADER
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
+from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer
 
-__all__ = ["StdioTransport", "HttpTransport", "Transport"]
+__all__ = ["StdioTransport", "HttpTransport", "Transport", "DEFAULT_TIMEOUT"]
 
 
 class Transport:
@@ -36,32 +36,12 @@ class Transport:
 
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
         """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio).
-        The built-in transports also take `during=`: work run after sending, before reading."""
+        The built-in transports also take `during=` (`OverlapTransport`): work run after sending,
+        before reading."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
         return 0
-
-
-#: Seconds a call waits for its answer by default (stdio and HTTP alike); None waits forever.
-DEFAULT_TIMEOUT = 300.0
-
-
-def _envelope(rid: int, method: str, params: Dict[str, Any]) -> bytes:
-    # `id` first, as a scalar: the server can name the request even in a line it must skip
-    try:
-        return (json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise DeltatokInputError("DT_LONE_SURROGATE", "a string of the request holds a lone UTF-16 surrogate (%s), which has no UTF-8 encoding" % e.object[e.start:e.end].encode("unicode_escape").decode("ascii")) from None
-    except (TypeError, ValueError) as e:
-        raise DeltatokInputError("DT_INVALID_REQUEST", "the request holds a value JSON cannot carry: %s" % e) from None
-
-
-def _answer(raw: Any, where: str) -> Dict[str, Any]:
-    """A response envelope, or DT_BAD_RESPONSE when what came back is not one."""
-    if not isinstance(raw, dict) or ("result" not in raw and "error" not in raw):
-        raise DeltatokError("DT_BAD_RESPONSE", "%s answered something that is not a deltatok response: %.200r" % (where, raw))
-    return raw
 
 
 class _Timeout(Exception):
@@ -129,7 +109,7 @@ class StdioTransport(Transport):
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
         """One call; `during` runs after the request is written, while the server works."""
         rid = next(self._ids)
-        line = _envelope(rid, method, params)
+        line = envelope(rid, method, params)
         with self._cv:
             if self._closed:
                 raise DeltatokError("DT_CLOSED", "the client is closed")
@@ -255,7 +235,7 @@ class StdioTransport(Transport):
                     # a malformed answer to one request: that request fails, the pipe goes on
                     parsed = {"id": parsed["id"], "error": {"code": "DT_BAD_RESPONSE", "message": "deltatok serve answered without a result or an error: %.200r" % (parsed,)}}
                 # anything else that is not an envelope leaves the pipe unreadable: every waiter fails
-                resp = _answer(parsed, "deltatok serve")
+                resp = read_answer(parsed, "deltatok serve")
                 got = resp.get("id")
                 if got == rid:
                     with self._cv:
@@ -352,6 +332,17 @@ class HttpTransport(Transport):
         self._all: Set[http.client.HTTPConnection] = set()
         self._all_lock = threading.Lock()
 
+    @property
+    def timeout(self) -> float:
+        """Seconds a call waits for its answer."""
+        return self._timeout
+
+    @property
+    def token(self) -> Optional[str]:
+        """The bearer token sent (None: none)."""
+        auth = self._headers.get("Authorization", "")
+        return auth[7:] or None
+
     def _connection(self) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
         if c is None:
@@ -372,7 +363,7 @@ class HttpTransport(Transport):
 
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
         """One call; `during` runs after the request is sent, while the server works."""
-        body = _envelope(next(self._ids), method, params)
+        body = envelope(next(self._ids), method, params)
         headers = self._headers
         if route is not None:
             headers = dict(headers)
@@ -404,7 +395,7 @@ class HttpTransport(Transport):
                 # a proxy's own answer (deploy/nginx): no instance behind it answered
                 raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
             raise DeltatokError("DT_BAD_RESPONSE", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
-        resp = _answer(resp, "HTTP %d from %s" % (r.status, self.url))
+        resp = read_answer(resp, "HTTP %d from %s" % (r.status, self.url))
         if "error" in resp:
             raise error_from_record(resp["error"])
         return resp["result"]
