@@ -63,6 +63,8 @@ class MessageCounter(TextCounter):
     """``append(delta) -> int``: an OpenAI-style delta (``content``, ``reasoning_content``,
     ``tool_calls`` pieces with ``index``); returns countMessage of the message so far."""
 
+    # the override is ignored below: a message counter appends deltas where a text counter appends text;
+    # it subclasses TextCounter for finish/close/with, and the README documents append per class
     def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
             raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)
@@ -97,6 +99,7 @@ class AsyncTextCounter(_Base):
 class AsyncMessageCounter(AsyncTextCounter):
     """MessageCounter's methods as coroutines."""
 
+    # the override is ignored below, as in MessageCounter.append (deltas, not text)
     async def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
             raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)

@@ -44,10 +44,10 @@ _ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token",
 _SETTABLE = ("padding_side", "truncation_side", "model_max_length", "chat_template", "clean_up_tokenization_spaces", "model_input_names") + SPECIAL_NAMES
 
 
-_schemas: Dict[Any, dict] = {}
+_schemas: Dict[Any, Dict[str, Any]] = {}
 
 
-def _schema_of(fn: Callable[..., Any]) -> dict:
+def _schema_of(fn: Callable[..., Any]) -> Dict[str, Any]:
     """transformers' get_json_schema(fn) (kept per function: it reads the signature and docstring)."""
     got = _schemas.get(fn)
     if got is None:
@@ -168,7 +168,7 @@ class DeltatokTokenizer:
         raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
 
     def _token_id(self, token: str) -> Optional[int]:
-        return self._vocabulary_ids().get(token)
+        return self.vocabulary_ids().get(token)
 
     @property
     def additional_special_tokens(self) -> List[str]:
@@ -210,14 +210,20 @@ class DeltatokTokenizer:
 
     # ---- vocabulary --------------------------------------------------------------------------
 
-    def _vocabulary(self) -> List[Optional[str]]:
+    def special_ids(self) -> List[int]:
+        """The ids of the special tokens as the server listed them (tokenizer_info)."""
+        return list(self._all_special_ids)
+
+    def vocabulary(self) -> List[Optional[str]]:
+        """Every token by id (None where no token has the id), fetched once."""
         with self._vocab_lock:
             if self._vocab is None:
                 self._vocab = self.client.vocab()
             return self._vocab
 
-    def _vocabulary_ids(self) -> Dict[str, int]:
-        tokens = self._vocabulary()
+    def vocabulary_ids(self) -> Dict[str, int]:
+        """Token -> id, added tokens winning (as in the Rust tokenizer), made once."""
+        tokens = self.vocabulary()
         with self._vocab_lock:
             if self._vocab_ids is None:
                 ids: Dict[str, int] = {}
@@ -231,18 +237,18 @@ class DeltatokTokenizer:
             return self._vocab_ids
 
     def get_vocab(self) -> Dict[str, int]:
-        return dict(self._vocabulary_ids())
+        return dict(self.vocabulary_ids())
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
         ids = to_id_list(ids)
-        tokens = self._vocabulary()
+        tokens = self.vocabulary()
         if isinstance(ids, int):
             return tokens[ids] if 0 <= ids < len(tokens) else None
         special = set(self._all_special_ids) if skip_special_tokens else ()
         return [tokens[i] if 0 <= i < len(tokens) else None for i in ids if i not in special]
 
     def convert_tokens_to_ids(self, tokens: Any) -> Any:
-        vocab = self._vocabulary_ids()
+        vocab = self.vocabulary_ids()
         unk = self.unk_token_id
         if isinstance(tokens, str):
             return vocab.get(tokens, unk)
@@ -251,7 +257,7 @@ class DeltatokTokenizer:
     def convert_tokens_to_string(self, tokens: Sequence[str]) -> str:
         """The tokenizer's decoder over tokens, as transformers' fast tokenizers answer it; a token
         the vocabulary does not hold is DT_UNSUPPORTED_CALL (the decoder runs on the server's ids)."""
-        vocab = self._vocabulary_ids()
+        vocab = self.vocabulary_ids()
         ids = []
         for i, t in enumerate(tokens):
             got = vocab.get(t)
@@ -285,7 +291,8 @@ class DeltatokTokenizer:
     def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
         if pair is not None:
             raise DeltatokUnsupportedError("deltatok does not tokenize text pairs")
-        return self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
+        tokens: List[str] = self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
+        return tokens
 
     # ---- chat templates ----------------------------------------------------------------------
 
@@ -354,7 +361,7 @@ class DeltatokTokenizer:
         plans = [prompt_plan(table, method, c, tools, extra, method == "encode_prompt") for c in conversations]
 
         def finish(out: List[Any]) -> Any:
-            if plain:
+            if flags is None:  # plain
                 # the common case: the ids as they came (each answer's list is the caller's own)
                 return [o["ids"] for o in out] if batched else out[0]["ids"]
             rows = [o["ids"] for o in out]
@@ -367,7 +374,7 @@ class DeltatokTokenizer:
                     else:
                         warnings.warn("return_assistant_tokens_mask==True but chat template does not contain `{% generation %}` keyword.")
                         masks.append([0] * len(r))
-            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)  # type: ignore[arg-type]
+            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)
             if return_dict:
                 return batch_encoding(data, return_tensors, not batched)
             ids = data["input_ids"]
@@ -572,12 +579,13 @@ class DeltatokTokenizer:
     def decode(self, token_ids: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None, **kwargs: Any) -> str:
         """Text of token ids (an int, a list, a numpy array or a tensor), as transformers' decode."""
         req = self.decode_request([token_ids], skip_special_tokens, clean_up_tokenization_spaces, True)
-        return req.finish(self._execute(req.plans))
+        return str(req.finish(self._execute(req.plans)))
 
     def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None,
                      **kwargs: Any) -> List[str]:
         req = self.batch_decode_request(sequences, skip_special_tokens, clean_up_tokenization_spaces)
-        return req.finish(self._execute(req.plans))
+        texts: List[str] = req.finish(self._execute(req.plans))
+        return texts
 
     def batch_decode_request(self, sequences: Any, skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool]) -> ChatRequest:
         """batch_decode's work as plans (sequences as a list, an array or a tensor)."""

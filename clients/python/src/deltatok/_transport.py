@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
 from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
@@ -74,10 +74,15 @@ class StdioTransport(Transport):
         self._scan = 0
         # the server's stderr goes on to ours; its fatal error line (`deltatok: DT_X: ...`) is kept
         self._last_error: Optional[Dict[str, str]] = None
+        # all three are pipes (PIPE above), never None
+        stdin, stdout, stderr = self._proc.stdin, self._proc.stdout, self._proc.stderr
+        if stdin is None or stdout is None or stderr is None:  # pragma: no cover - Popen with PIPE always opens them
+            raise DeltatokError("DT_INTERNAL", "deltatok serve started without its pipes")
+        self._stdin: IO[bytes] = stdin
+        self._stdout: IO[bytes] = stdout
+        self._err: IO[bytes] = stderr
         self._stderr = threading.Thread(target=self._copy_stderr, name="deltatok-stderr", daemon=True)
         self._stderr.start()
-        self._stdin = self._proc.stdin
-        self._stdout = self._proc.stdout
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._cv = threading.Condition(threading.Lock())
@@ -89,7 +94,7 @@ class StdioTransport(Transport):
 
     def _copy_stderr(self) -> None:
         out = getattr(sys.stderr, "buffer", None)
-        for line in self._proc.stderr:  # type: ignore[union-attr]
+        for line in self._err:
             m = re.match(rb"^deltatok: (DT_[A-Z0-9_]+): (.*)$", line.rstrip(b"\r\n"))
             if m:
                 self._last_error = {"code": m.group(1).decode(), "message": m.group(2).decode("utf-8", "replace")}
@@ -144,10 +149,10 @@ class StdioTransport(Transport):
 
     def _write(self, data: bytes, deadline: Optional[float]) -> None:
         if not self._select or deadline is None:
-            self._stdin.write(data)  # type: ignore[union-attr]
-            self._stdin.flush()  # type: ignore[union-attr]
+            self._stdin.write(data)
+            self._stdin.flush()
             return
-        fd = self._stdin.fileno()  # type: ignore[union-attr]
+        fd = self._stdin.fileno()
         view = memoryview(data)
         while view:
             left = deadline - time.monotonic()
@@ -163,13 +168,13 @@ class StdioTransport(Transport):
                 # left over from reads with a deadline
                 while b"\n" not in self._buf[self._scan:]:
                     self._scan = len(self._buf)
-                    chunk = os.read(self._stdout.fileno(), _READ)  # type: ignore[union-attr]
+                    chunk = os.read(self._stdout.fileno(), _READ)
                     if not chunk:
                         break
                     self._buf += chunk
                 return self._take()
-            return self._stdout.readline()  # type: ignore[union-attr]
-        fd = self._stdout.fileno()  # type: ignore[union-attr]
+            return self._stdout.readline()
+        fd = self._stdout.fileno()
         while True:
             i = self._buf.find(b"\n", self._scan)
             if i >= 0:
@@ -289,7 +294,7 @@ class StdioTransport(Transport):
             self._closed = True
         with self._write_lock:
             try:
-                self._stdin.close()  # type: ignore[union-attr]
+                self._stdin.close()
             except OSError:
                 pass
         try:
@@ -298,9 +303,9 @@ class StdioTransport(Transport):
             self._proc.terminate()
             code = self._proc.wait(timeout)
         self._stderr.join(5)
-        for pipe in (self._stdout, self._proc.stderr):
+        for pipe in (self._stdout, self._err):
             try:
-                pipe.close()  # type: ignore[union-attr]
+                pipe.close()
             except OSError:
                 pass
         return code
@@ -373,7 +378,7 @@ class HttpTransport(Transport):
             try:
                 conn.request("POST", self._path, body, headers)
                 if during is not None:
-                    during, run_now = None, during
+                    run_now, during = during, None
                     run_now()
                 r = conn.getresponse()
                 data = r.read()

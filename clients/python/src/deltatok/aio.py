@@ -262,7 +262,8 @@ class AsyncDeltatokClient(_AsyncBase):
                 if isinstance(parsed, dict) and "id" in parsed and "result" not in parsed and "error" not in parsed:
                     parsed = {"id": parsed["id"], "error": {"code": "DT_BAD_RESPONSE", "message": "deltatok serve answered without a result or an error"}}
                 resp = read_answer(parsed, "deltatok serve")
-                fut = self._futures.pop(resp.get("id"), None)
+                rid = resp.get("id")
+                fut = self._futures.pop(rid, None) if isinstance(rid, int) else None
                 if fut is not None and not fut.done():
                     fut.set_result(resp)
         except BaseException as e:  # noqa: BLE001 - every waiter learns the pipe is gone
