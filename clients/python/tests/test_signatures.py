@@ -69,7 +69,7 @@ class SignatureTest(unittest.TestCase):
         self.assertEqual(coroutines - {"_execute", "aclose", "__aenter__", "__aexit__"}, set(TOKENIZER_IO))
 
     def test_the_core_imports_no_shell(self):
-        core = ["_errors", "_wire", "_fingerprint", "_plan", "_prefix", "_ops", "_stream", "_shape", "_schema", "_compat", "_discovery"]
+        core = ["_errors", "_wire", "_fingerprint", "_plan", "_prefix", "_ops", "_stream", "_shape", "_schema", "_compat", "_discovery", "_dropin"]
         shells = {"_client", "aio", "_tokenizer", "queue", "_transport"}
         for mod in core:
             tree = ast.parse((PKG / (mod + ".py")).read_text(encoding="utf-8"))
