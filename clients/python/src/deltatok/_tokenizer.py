@@ -27,7 +27,7 @@ from ._ops import PlanGen, prompt_plan, simple_plan
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
 from ._stream import MessageCounter, TextCounter
 from ._wire import DEFAULT_TIMEOUT, prompt_options
-from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
+from ._shape import (AddedToken, BatchEncoding, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
                      shape_encodings, split_conversations, to_id_list, to_tensor)
 
 __all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]

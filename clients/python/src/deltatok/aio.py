@@ -333,10 +333,6 @@ class AsyncDeltatokHttpClient(_AsyncBase):
     async def acall(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, self._transport.call, method, params, route)
 
-    def spec(self) -> Dict[str, Any]:
-        """from_pretrained options that reach a client like this one (the blocking twin's)."""
-        return {"url": self._transport.url, "timeout": self._transport.timeout, "server_token": self._transport.token}
-
     async def aclose(self) -> int:
         return self._transport.close()
 
