@@ -16,7 +16,7 @@ from deltatok._tokenizer import DeltatokTokenizer
 PKG = pathlib.Path(aio.__file__).parent
 
 #: Blocking methods that do no I/O, or whose asyncio twin has another name (checked apart).
-CLIENT_LOCAL = {"call", "close", "spec", "prompt_plan", "client_stats", "run", "run_many"}
+CLIENT_LOCAL = {"call", "close", "spec", "restorer", "prompt_plan", "client_stats", "run", "run_many"}
 #: DeltatokTokenizer methods that talk to the sidecar (the rest are attributes, pure helpers or
 #: request builders the async tokenizer reuses from its blocking view).
 TOKENIZER_IO = ["apply_chat_template", "encode", "__call__", "decode", "batch_decode", "fits", "trim_to_fit", "osl", "text_counter",
@@ -69,8 +69,16 @@ class SignatureTest(unittest.TestCase):
         self.assertEqual(coroutines - {"_execute", "aclose", "__aenter__", "__aexit__"}, set(TOKENIZER_IO))
 
     def test_the_core_imports_no_shell(self):
-        core = ["_errors", "_wire", "_fingerprint", "_plan", "_prefix", "_ops", "_stream", "_shape", "_schema", "_compat", "_discovery", "_dropin"]
-        shells = {"_client", "aio", "_tokenizer", "queue", "_transport"}
+        core = ["_errors", "_wire", "_fingerprint", "_plan", "_prefix", "_ops", "_stream", "_shape", "_schema", "_compat", "_discovery", "_dropin",
+                "_tokenizer"]
+        shells = {"_client", "aio", "queue", "_transport"}
+        imports = {}
+        for mod in core + sorted(shells):
+            tree = ast.parse((PKG / (mod + ".py")).read_text(encoding="utf-8"))
+            imports[mod] = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+        # the two shells stand side by side: neither imports the other
+        self.assertNotIn("_client", imports["aio"])
+        self.assertNotIn("aio", imports["_client"])
         for mod in core:
             tree = ast.parse((PKG / (mod + ".py")).read_text(encoding="utf-8"))
             for node in ast.walk(tree):

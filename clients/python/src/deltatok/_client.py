@@ -12,27 +12,30 @@ Every method raises DeltatokError (with .code, .message, .path) when deltatok an
 error; input errors are DeltatokInputError, a ValueError. Clients are thread-safe.
 
 The blocking shell over the sans-I/O core (_wire: params and answers, _ops: plans): its methods
-and deltatok.aio's have the same signatures (tests/test_signatures.py).
+and deltatok.aio's have the same signatures (tests/test_signatures.py). `AutoTokenizer` (below)
+makes a `DeltatokTokenizer` (_tokenizer) over one of these clients.
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._compat import transformers_types
+from ._dropin import tokenizer_class
 from ._errors import DeltatokError, DeltatokUnsupportedError
 from ._fingerprint import route_of
 from ._ops import Answer, Call, Group, Lockstep, Outcome, PlanGen, by_route, group_answers, group_request, groups, prompt_many_plans, prompt_plan, simple_plan, step
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable
 from ._stream import MessageCounter, TextCounter
+from ._tokenizer import DeltatokTokenizer, engine_args, split_options
 from ._transport import DEFAULT_TIMEOUT, HttpTransport, StdioTransport, Transport
-from ._wire import (PROMPT_OPTIONS, budget_params, decode_params, message_counter_params, message_params, prompt_options, render_params,
+from ._wire import (PROMPT_OPTIONS, PromptRequest, budget_params, decode_params, message_counter_params, message_params, prompt_options, render_params,
                     rollout_params, text_counter_params, trim_params, trim_result)
 
-__all__ = ["DeltatokClient", "DeltatokHttpClient", "ClientBase", "PromptRequest", "run", "run_many"]
+__all__ = ["DeltatokClient", "DeltatokHttpClient", "ClientBase", "PromptRequest", "AutoTokenizer", "run", "run_many"]
 
-#: One prompt request for `prompt_many`: messages plus any prompt options as keyword names.
-PromptRequest = Mapping[str, Any]
 
 #: A blocking call: (method, params, route) -> result, raising the coded error answered.
 CallFn = Callable[[str, Dict[str, Any], Optional[str]], Any]
@@ -280,6 +283,10 @@ class ClientBase:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def restorer(self) -> Callable[[str, Dict[str, Any], Dict[str, Any]], Any]:
+        """What unpickling a tokenizer of this client calls: from_pretrained with `spec()`."""
+        return _restore
+
     def spec(self) -> Dict[str, Any]:
         """from_pretrained options that reach a client like this one (for pickling a tokenizer)."""
         t = self.transport
@@ -330,8 +337,63 @@ class DeltatokHttpClient(ClientBase):
         return self
 
 
-def outcome_or_raise(x: Any) -> Any:
-    if isinstance(x, BaseException):
-        raise x
-    return x
+
+# ---- AutoTokenizer (the blocking tokenizer) ---------------------------------------------------
+
+def _restore(name_or_path: str, spec: Dict[str, Any], attrs: Dict[str, Any]) -> "DeltatokTokenizer":
+    tok = AutoTokenizer.from_pretrained(name_or_path, **spec)
+    for k, v in attrs.items():
+        setattr(tok, k, v)
+    return tok
+
+
+
+def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) -> Tuple[ClientBase, bool]:
+    if dt.get("client") is not None:
+        return dt["client"], False
+    incremental = dt.get("incremental", True)
+    mc = dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS)
+    mb = dt.get("max_bytes", DEFAULT_MAX_BYTES)
+    if dt.get("url"):
+        return DeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"), incremental=incremental,
+                                  max_conversations=mc, max_bytes=mb, split_batches=bool(dt.get("split_batches", False))), True
+    env = dt.get("env")
+    if env_add:
+        env = dict(os.environ if env is None else env, **env_add)
+    return DeltatokClient(engine_args(os.fspath(name_or_path), dt), command=dt.get("command"), env=env, incremental=incremental,
+                          max_conversations=mc, max_bytes=mb, timeout=dt.get("timeout", DEFAULT_TIMEOUT)), True
+
+
+class AutoTokenizer:
+    """`AutoTokenizer.from_pretrained(name_or_path, **options)`, as transformers', answered by deltatok."""
+
+    def __init__(self) -> None:
+        raise EnvironmentError("AutoTokenizer is designed to be instantiated using `AutoTokenizer.from_pretrained(...)`")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *init_inputs: Any, **kwargs: Any) -> DeltatokTokenizer:
+        """A tokenizer for a bundled name (`qwen3`, ...), a directory with tokenizer.json, a
+        tokenizer.json path, or a model id found in the local Hugging Face hub cache (never
+        downloaded). deltatok's own options: `date` (what strftime_now sees, YYYY-MM-DD),
+        `workers`, `cache_mb`, `max_prompt_chars`, `renderer`, `serve_args` (more `deltatok serve`
+        flags), `command`/`env` (how to run the CLI), `url` + `server_token` (a running
+        `deltatok serve --port`, instead of a child process), `timeout`, `incremental`,
+        `max_conversations`/`max_bytes` (the prefix table's bound), `split_batches` (with `url`:
+        the URL is a router over several instances, deploy/nginx), `client` (share one),
+        `chat_template_kwargs` and `parse_tool_arguments` (defaults for every request)."""
+        dt, overrides, env_add = split_options(pretrained_model_name_or_path, init_inputs, kwargs)
+        client, owns = make_client(pretrained_model_name_or_path, dt, env_add)
+        try:
+            info = client.tokenizer_info()
+        except BaseException:
+            if owns:
+                client.close()
+            raise
+        types = transformers_types()
+        klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
+        tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
+        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(client.spec(), **{
+            k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
+        object.__setattr__(tok, "_spec", spec)
+        return tok
 

@@ -1,9 +1,9 @@
-"""`AutoTokenizer.from_pretrained(...)`: a drop-in for transformers' tokenizer where harnesses
-use it — apply_chat_template first of all — answered by deltatok, incremental without asking.
-
-    from deltatok import AutoTokenizer          # was: from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained("qwen3")
-    ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True)
+"""`DeltatokTokenizer`: a drop-in for transformers' tokenizer where harnesses use it —
+apply_chat_template first of all — answered by deltatok, incremental without asking. Made by
+`AutoTokenizer.from_pretrained` (_client) over a blocking client, or by deltatok.aio as the view
+its asyncio tokenizer reads attributes from and builds plans with; each call's requests are built
+here as plans (`chat_request`, `call_request`, `decode_request`, …) and run on the client given
+(any `TokenizerClient`), so this module sends nothing itself.
 
 Signatures, defaults and return types are those of the transformers the user has (_compat:
 its major version decides the defaults, DELTATOK_TRANSFORMERS_COMPAT=4|5 overrides, 5 without
@@ -17,20 +17,20 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
-from ._client import ClientBase, DeltatokClient, DeltatokHttpClient
 from ._compat import bpe_cleanup_skipped, compat_major, json_schema_builder, transformers_types
 from ._dropin import BackendTokenizer, plain_conversation, tokenizer_class
 from ._errors import DeltatokError, DeltatokInputError, DeltatokUnsupportedError
 from ._ops import PlanGen, prompt_plan, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
+from ._ops import Outcome
+from ._prefix import PrefixTable
 from ._stream import MessageCounter, TextCounter
 from ._wire import DEFAULT_TIMEOUT, prompt_options
 from ._shape import (AddedToken, BatchEncoding, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
                      shape_encodings, split_conversations, to_id_list, to_tensor)
 
-__all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
+__all__ = ["DeltatokTokenizer", "ChatRequest", "TokenizerClient", "engine_args", "split_options"]
 
 SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
@@ -89,6 +89,45 @@ def _check_documents(documents: Any) -> Any:
     return documents
 
 
+class TokenizerClient(Protocol):
+    """What a tokenizer needs of its client: the blocking one (_client.ClientBase), or the view
+    the asyncio tokenizer builds its plans with (aio)."""
+
+    prefixes: Optional[PrefixTable]
+
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any: ...
+
+    def run(self, plan: PlanGen) -> Any: ...
+
+    def run_many(self, plans: List[PlanGen]) -> List[Outcome]: ...
+
+    def vocab(self) -> List[Optional[str]]: ...
+
+    def fits(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, **options: Any) -> bool: ...
+
+    def trim_to_fit(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
+                    keep_first_user: bool = False, **options: Any) -> Dict[str, Any]: ...
+
+    def count_message(self, message: Mapping[str, Any], chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                      parse_tool_arguments: bool = False) -> int: ...
+
+    def text_counter(self, max_look_back: Optional[int] = None) -> TextCounter: ...
+
+    def message_counter(self, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                        parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> MessageCounter: ...
+
+    def tokenize_rollout(self, messages: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                         chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False) -> Dict[str, Any]: ...
+
+    def stats(self) -> Dict[str, Any]: ...
+
+    def spec(self) -> Dict[str, Any]: ...
+
+    def restorer(self) -> Callable[[str, Dict[str, Any], Dict[str, Any]], Any]: ...
+
+    def close(self) -> int: ...
+
+
 class ChatRequest:
     """One apply_chat_template call made into plans (one per conversation) and how to finish it."""
 
@@ -108,7 +147,7 @@ class DeltatokTokenizer:
 
     is_fast = True
 
-    def __init__(self, client: ClientBase, info: Dict[str, Any], overrides: Optional[Mapping[str, Any]] = None,
+    def __init__(self, client: "TokenizerClient", info: Dict[str, Any], overrides: Optional[Mapping[str, Any]] = None,
                  chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False, owns_client: bool = True):
         self.client = client
         self._owns_client = owns_client
@@ -286,7 +325,7 @@ class DeltatokTokenizer:
         if self._template_override is not None:
             attrs["chat_template"] = self._template_override
         attrs.update(self._overridden)
-        return (_restore, (self.name_or_path, self.__dict__.get("_spec") or self.client.spec(), attrs))
+        return (self.client.restorer(), (self.name_or_path, self.__dict__.get("_spec") or self.client.spec(), attrs))
 
     def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
         if pair is not None:
@@ -616,13 +655,6 @@ class DeltatokTokenizer:
         self.close()
 
 
-def _restore(name_or_path: str, spec: Dict[str, Any], attrs: Dict[str, Any]) -> "DeltatokTokenizer":
-    tok = AutoTokenizer.from_pretrained(name_or_path, **spec)
-    for k, v in attrs.items():
-        setattr(tok, k, v)
-    return tok
-
-
 def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
     """`deltatok serve` arguments for from_pretrained's deltatok options."""
     if options.get("_whole_args"):
@@ -670,53 +702,3 @@ def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ..
         raise TypeError("from_pretrained got option(s) deltatok does not know: %s (deltatok's: %s; transformers' it honours: %s)"
                         % (", ".join(sorted(unknown)), ", ".join(DELTATOK_OPTIONS), ", ".join(_SETTABLE + ("revision", "cache_dir") + _ACCEPTED)))
     return dt, overrides, env
-
-
-def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) -> Tuple[ClientBase, bool]:
-    if dt.get("client") is not None:
-        return dt["client"], False
-    incremental = dt.get("incremental", True)
-    mc = dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS)
-    mb = dt.get("max_bytes", DEFAULT_MAX_BYTES)
-    if dt.get("url"):
-        return DeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"), incremental=incremental,
-                                  max_conversations=mc, max_bytes=mb, split_batches=bool(dt.get("split_batches", False))), True
-    env = dt.get("env")
-    if env_add:
-        env = dict(os.environ if env is None else env, **env_add)
-    return DeltatokClient(engine_args(os.fspath(name_or_path), dt), command=dt.get("command"), env=env, incremental=incremental,
-                          max_conversations=mc, max_bytes=mb, timeout=dt.get("timeout", DEFAULT_TIMEOUT)), True
-
-
-class AutoTokenizer:
-    """`AutoTokenizer.from_pretrained(name_or_path, **options)`, as transformers', answered by deltatok."""
-
-    def __init__(self) -> None:
-        raise EnvironmentError("AutoTokenizer is designed to be instantiated using `AutoTokenizer.from_pretrained(...)`")
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: Any, *init_inputs: Any, **kwargs: Any) -> DeltatokTokenizer:
-        """A tokenizer for a bundled name (`qwen3`, ...), a directory with tokenizer.json, a
-        tokenizer.json path, or a model id found in the local Hugging Face hub cache (never
-        downloaded). deltatok's own options: `date` (what strftime_now sees, YYYY-MM-DD),
-        `workers`, `cache_mb`, `max_prompt_chars`, `renderer`, `serve_args` (more `deltatok serve`
-        flags), `command`/`env` (how to run the CLI), `url` + `server_token` (a running
-        `deltatok serve --port`, instead of a child process), `timeout`, `incremental`,
-        `max_conversations`/`max_bytes` (the prefix table's bound), `split_batches` (with `url`:
-        the URL is a router over several instances, deploy/nginx), `client` (share one),
-        `chat_template_kwargs` and `parse_tool_arguments` (defaults for every request)."""
-        dt, overrides, env_add = split_options(pretrained_model_name_or_path, init_inputs, kwargs)
-        client, owns = make_client(pretrained_model_name_or_path, dt, env_add)
-        try:
-            info = client.tokenizer_info()
-        except BaseException:
-            if owns:
-                client.close()
-            raise
-        types = transformers_types()
-        klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
-        tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
-        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(client.spec(), **{
-            k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
-        object.__setattr__(tok, "_spec", spec)
-        return tok

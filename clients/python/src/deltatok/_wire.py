@@ -54,6 +54,9 @@ def read_answer(raw: Any, where: str) -> Dict[str, Any]:
 
 # ---- request params -------------------------------------------------------------------------
 
+#: One prompt request for `prompt_many`: messages plus any prompt options as keyword names.
+PromptRequest = Mapping[str, Any]
+
 #: Prompt options besides `tools` (src/api/options.ts; checked by test/protocol-options.test.ts).
 PROMPT_OPTIONS = ("documents", "chat_template", "chat_template_kwargs", "add_generation_prompt", "parse_tool_arguments", "continue_final_message")
 

@@ -20,7 +20,6 @@ import json
 import os
 from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from ._client import ClientBase, PromptRequest
 from ._discovery import find_command
 from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
 from ._fingerprint import route_of
@@ -28,9 +27,10 @@ from ._ops import Answer, Call, Lockstep, Outcome, PlanGen, by_route, group_answ
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable
 from ._shape import BatchEncoding
 from ._stream import AsyncMessageCounter, AsyncTextCounter
+from ._stream import MessageCounter, TextCounter
 from ._tokenizer import ChatRequest, DeltatokTokenizer, engine_args, split_options
-from ._transport import HttpTransport, Transport
-from ._wire import (DEFAULT_TIMEOUT, budget_params, decode_params, envelope, message_counter_params, message_params, prompt_options,
+from ._transport import HttpTransport
+from ._wire import (DEFAULT_TIMEOUT, PromptRequest, budget_params, decode_params, envelope, message_counter_params, message_params, prompt_options,
                     read_answer, render_params, rollout_params, text_counter_params, trim_params, trim_result)
 
 __all__ = ["AsyncDeltatokClient", "AsyncDeltatokHttpClient", "AsyncAutoTokenizer", "AsyncDeltatokTokenizer", "arun", "arun_many"]
@@ -496,21 +496,61 @@ class AsyncAutoTokenizer:
         return AsyncDeltatokTokenizer(client, view, owns)
 
 
-class _NoCalls(Transport):
-    """The blocking view's transport: it only builds plans, the async tokenizer runs them."""
-
-    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
-        raise DeltatokError("DT_INTERNAL", "use the awaitable methods of AsyncDeltatokTokenizer")
-
-
-class _PlanClient(ClientBase):
-    """What the blocking view needs from a client while only building plans: the async client's
-    prefix table and the vocabulary (already fetched)."""
+class _PlanClient:
+    """The blocking view's client (a `TokenizerClient`): the asyncio client's prefix table and the
+    vocabulary (already fetched) for building plans; everything that would send is refused (the
+    asyncio tokenizer runs the plans itself)."""
 
     def __init__(self, prefixes: Optional[PrefixTable], tokens: List[Optional[str]]):
-        super().__init__(_NoCalls(), incremental=False)
         self.prefixes = prefixes
         self._tokens = tokens
 
     def vocab(self) -> List[Optional[str]]:
         return self._tokens
+
+    @staticmethod
+    def _refuse() -> DeltatokError:
+        return DeltatokError("DT_INTERNAL", "use the awaitable methods of AsyncDeltatokTokenizer")
+
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:
+        raise self._refuse()
+
+    def run(self, plan: PlanGen) -> Any:
+        raise self._refuse()
+
+    def run_many(self, plans: List[PlanGen]) -> List[Outcome]:
+        raise self._refuse()
+
+    def fits(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, **options: Any) -> bool:
+        raise self._refuse()
+
+    def trim_to_fit(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
+                    keep_first_user: bool = False, **options: Any) -> Dict[str, Any]:
+        raise self._refuse()
+
+    def count_message(self, message: Mapping[str, Any], chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                      parse_tool_arguments: bool = False) -> int:
+        raise self._refuse()
+
+    def text_counter(self, max_look_back: Optional[int] = None) -> TextCounter:
+        raise self._refuse()
+
+    def message_counter(self, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                        parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> MessageCounter:
+        raise self._refuse()
+
+    def tokenize_rollout(self, messages: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                         chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False) -> Dict[str, Any]:
+        raise self._refuse()
+
+    def stats(self) -> Dict[str, Any]:
+        raise self._refuse()
+
+    def spec(self) -> Dict[str, Any]:
+        raise self._refuse()
+
+    def restorer(self) -> Callable[[str, Dict[str, Any], Dict[str, Any]], Any]:
+        raise self._refuse()
+
+    def close(self) -> int:
+        return 0
