@@ -12,8 +12,8 @@ FIXTURES = os.path.join(support.REPO, "test", "fixtures", "formats")
 
 class EngineArgsTest(unittest.TestCase):
     def test_pattern_becomes_the_flag(self):
-        from deltatok._tokenizer import engine_args
-        self.assertEqual(engine_args("dir", {"pattern": r"\S+|\s+"}), ["--tokenizer", "dir", "--pattern", r"\S+|\s+"])
+        from deltatok._tokenizer import sidecar_args
+        self.assertEqual(sidecar_args("dir", {"pattern": r"\S+|\s+"}), ["--tokenizer", "dir", "--pattern", r"\S+|\s+"])
 
 
 @needs_cli

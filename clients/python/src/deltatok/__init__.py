@@ -15,12 +15,12 @@
   `--format binary`; `training_arrays`: a rollout sequence as arrays.
 - `tok.tokenize_rollout(conversation, tools=...)`: RL training sequences (sampled ids kept).
 """
-from ._client import DeltatokClient, DeltatokHttpClient
+from ._client import AutoTokenizer, DeltatokClient, DeltatokHttpClient
 from ._discovery import find_command
 from ._errors import DeltatokError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError
 from ._shape import AddedToken, BatchEncoding
 from ._prefix import conversation_key
-from ._tokenizer import AutoTokenizer, DeltatokTokenizer
+from ._tokenizer import DeltatokTokenizer
 from .binary import read_rollouts, read_tokens, training_arrays
 
 __version__ = "0.1.0"

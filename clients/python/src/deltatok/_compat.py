@@ -16,17 +16,18 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from ._errors import DeltatokError
+from ._schema import json_schema
 
 __all__ = ["compat_major", "transformers_types", "json_schema_builder", "bpe_cleanup_skipped"]
 
 _lock = threading.Lock()
-_types: Any = False  # False: not looked up yet
+_types: Union[bool, None, Tuple[type, type]] = False  # False: not looked up yet
 
 
-_major: Any = False  # False: not looked up yet
+_major: Union[bool, None, int] = False  # False: not looked up yet
 
 
 def _installed_major() -> Optional[int]:
@@ -40,7 +41,7 @@ def _installed_major() -> Optional[int]:
                 _major = int(version("transformers").split(".")[0])
             except (ImportError, ValueError, LookupError):
                 _major = None
-    return _major
+    return None if isinstance(_major, bool) else _major  # never a bool once looked up
 
 
 def compat_major() -> int:
@@ -68,7 +69,7 @@ def transformers_types() -> Optional[Tuple[type, type]]:
                     _types = (BatchEncoding, PreTrainedTokenizerBase)
                 except Exception:  # noqa: BLE001 - a broken install: deltatok's own types, as without it
                     _types = None
-        return _types
+        return None if isinstance(_types, bool) else _types  # never a bool once looked up
 
 
 def bpe_cleanup_skipped() -> bool:
@@ -83,14 +84,14 @@ def bpe_cleanup_skipped() -> bool:
     return compat_major() >= 5
 
 
-def json_schema_builder() -> Callable[[Callable[..., Any]], dict]:
+def json_schema_builder() -> Callable[[Callable[..., Any]], Dict[str, Any]]:
     """transformers.utils.get_json_schema when transformers is importable, else deltatok's port
     of it (_schema.py, checked against transformers' by the call matrix)."""
     if importlib.util.find_spec("transformers") is not None:
         try:
             from transformers.utils import get_json_schema
-            return get_json_schema
+            builder: Callable[[Callable[..., Any]], Dict[str, Any]] = get_json_schema
+            return builder
         except Exception:  # noqa: BLE001 - a broken install: the port, as without it
             pass
-    from ._schema import json_schema
     return json_schema

@@ -10,7 +10,7 @@ import marshal
 import sys
 from array import array
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Set
 
 from ._errors import DeltatokError, DeltatokInputError
 
@@ -64,15 +64,15 @@ class Encoding:
 
     __slots__ = ("ids", "_backend", "_tokens", "_special")
 
-    def __init__(self, ids: List[int], backend: "BackendTokenizer"):
+    def __init__(self, ids: List[int], backend: "BackendTokenizer", tokens: Optional[List[str]] = None):
         self.ids = ids
         self._backend = backend
-        self._tokens: Optional[List[str]] = None
+        self._tokens = tokens
 
     @property
     def tokens(self) -> List[str]:
         if self._tokens is None:
-            self._tokens = [t if t is not None else "" for t in self._backend._tok.convert_ids_to_tokens(self.ids)]
+            self._tokens = self._backend.tokens_of(self.ids)
         return self._tokens
 
     @property
@@ -85,7 +85,7 @@ class Encoding:
 
     @property
     def special_tokens_mask(self) -> List[int]:
-        special = set(self._backend._tok._all_special_ids)
+        special = self._backend.special_ids()
         return [1 if i in special else 0 for i in self.ids]
 
     @property
@@ -116,13 +116,49 @@ def _check_inputs(inputs: Any, is_pretokenized: bool) -> List[str]:
     return texts
 
 
+class TokenizerView(Protocol):
+    """What the backend tokenizer uses of the deltatok tokenizer."""
+
+    name_or_path: str
+    vocab_size: int
+    added_tokens_decoder: Dict[int, Any]
+
+    @property
+    def client(self) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+    def vocabulary(self) -> List[Optional[str]]: ...
+
+    def vocabulary_ids(self) -> Dict[str, int]: ...
+
+    def special_ids(self) -> List[int]: ...
+
+    def get_vocab(self) -> Dict[str, int]: ...
+
+    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any: ...
+
+    def decode(self, token_ids: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None, **kwargs: Any) -> str: ...
+
+    def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None,
+                     **kwargs: Any) -> List[str]: ...
+
+
 class BackendTokenizer:
     """`tok.backend_tokenizer`: the Rust `tokenizers.Tokenizer` methods harnesses use, answered by
     the sidecar. `encode_batch` / `encode_batch_fast` send every text in one `encode_batch` call,
     which a sidecar with workers spreads over all of them; ids come back as base64."""
 
-    def __init__(self, tok: Any):
+    def __init__(self, tok: "TokenizerView"):
         self._tok = tok
+
+    def tokens_of(self, ids: List[int]) -> List[str]:
+        """The token of each id ("" where none)."""
+        return [t if t is not None else "" for t in self._tok.convert_ids_to_tokens(ids)]
+
+    def special_ids(self) -> Set[int]:
+        """The ids of the tokenizer's special tokens (as the server listed them)."""
+        return set(self._tok.special_ids())
 
     def encode(self, sequence: str, pair: Optional[str] = None, is_pretokenized: bool = False, add_special_tokens: bool = True) -> Encoding:
         if pair is not None:
@@ -155,10 +191,7 @@ class BackendTokenizer:
 
     def encode_batch_fast(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> List[Encoding]:
         """encode_batch without token strings, as the Rust binding's fast path (tokens are "")."""
-        out = self.encode_batch(input, is_pretokenized, add_special_tokens)
-        for e in out:
-            e._tokens = [""] * len(e.ids)
-        return out
+        return [Encoding(ids, self, [""] * len(ids)) for ids in self._ids(_check_inputs(input, is_pretokenized), add_special_tokens)]
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         return self._tok.decode(ids, skip_special_tokens=skip_special_tokens, clean_up_tokenization_spaces=False)
@@ -177,10 +210,10 @@ class BackendTokenizer:
         return v
 
     def token_to_id(self, token: str) -> Optional[int]:
-        return self._tok._vocabulary_ids().get(token)
+        return self._tok.vocabulary_ids().get(token)
 
     def id_to_token(self, id: int) -> Optional[str]:
-        tokens = self._tok._vocabulary()
+        tokens = self._tok.vocabulary()
         return tokens[id] if 0 <= id < len(tokens) else None
 
     def __repr__(self) -> str:

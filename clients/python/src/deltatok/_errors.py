@@ -70,6 +70,7 @@ def error_from_record(rec: Any) -> DeltatokError:
     """The exception for a ``{"code", "message", "path"?}`` record."""
     if not isinstance(rec, dict):
         return DeltatokError("DT_INTERNAL", "malformed error record: %r" % (rec,))
-    code = rec.get("code") if isinstance(rec.get("code"), str) else "DT_INTERNAL"
+    got = rec.get("code")
+    code = got if isinstance(got, str) else "DT_INTERNAL"
     cls = DeltatokInputError if is_input_code(code) else DeltatokLoadError if code in _LOAD_CODES else DeltatokError
     return cls(code, str(rec.get("message", "")), rec.get("path"))

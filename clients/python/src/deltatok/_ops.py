@@ -1,14 +1,15 @@
-"""Operations as plans: each request is a generator that yields the calls it needs and returns
-its answer, so one plan serves the blocking client, the asyncio client and batches alike.
+"""Operations as plans, sans I/O: each request is a generator that yields the calls it needs and
+returns its answer, so one plan serves the blocking client, the asyncio client and batches alike.
 
 A plan yields ``Call(method, params, route)`` and is sent the result, or thrown the DeltatokError
 the server answered; ``route`` is the conversation's routing key (sent over HTTP as the
-X-Deltatok-Conversation header, None for calls that belong to no conversation). ``run`` drives
-one plan over a blocking transport, ``run_many`` drives several in lockstep, sending each round's
-calls as one ``batch`` request (a conversation whose prefix the server did not hold is resent in
-the next round); ``arun``/``arun_many`` do the same over an asyncio transport. A round's prompt
-plans are made under one ``ROUND`` token and its answers finished in call order, so a call may be
-chained on an earlier call of the same batch (_prefix: "Chained in a batch").
+X-Deltatok-Conversation header, None for calls that belong to no conversation). The shells drive
+them: ``_client.run``/``run_many`` over a blocking transport, ``aio.arun``/``arun_many`` over
+asyncio; here is what both share. ``Lockstep`` advances several plans in rounds, each round's
+calls sent as one ``batch`` request (a conversation whose prefix the server did not hold is
+resent in the next round). A round's prompt plans are made under one ``ROUND`` token and its
+answers finished in call order, so a call may be chained on an earlier call of the same batch
+(DESIGN.md, "Chained in a batch"). No sockets, no threads, no asyncio.
 
 A batch is one HTTP request, so a router sends all of it to one instance. Unsplit (the default),
 it carries the routing key of its first call: a harness that sends the same conversations
@@ -18,14 +19,16 @@ each to its conversations' own instance.
 """
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import Executor
-from typing import Any, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._errors import DeltatokError, error_from_record
-from ._prefix import ROUND, BaseMissing, Plan, PrefixTable, is_prefix_unknown, route_of
+from ._fingerprint import route_of
+from ._plan import ROUND, BaseMissing, Plan
+from ._prefix import PrefixTable, is_prefix_unknown
+from ._wire import check_prompt_options, prompt_options, whole_prompt_params
 
-__all__ = ["Call", "run", "run_many", "arun", "arun_many", "prompt_plan", "simple_plan", "MAX_BATCH"]
+__all__ = ["Call", "PlanGen", "Outcome", "Answer", "Lockstep", "step", "prompt_plan", "prompt_many_plans", "simple_plan", "groups", "by_route",
+           "group_request", "group_answers", "MAX_BATCH"]
 
 #: Calls in one batch request (the server's bound).
 MAX_BATCH = 10_000
@@ -57,11 +60,7 @@ def prompt_plan(table: Optional[PrefixTable], method: str, messages: Sequence[An
     """A prompt request through the prefix table: only new messages, resent whole when the server
     does not hold the prefix. Without a table, every request is whole."""
     if table is None:
-        p = dict(extra)
-        p["messages"] = list(messages)
-        if tools is not None:
-            p["tools"] = tools
-        return (yield Call(method, p, route_of(messages, tools)))
+        return (yield Call(method, whole_prompt_params(messages, tools, extra), route_of(messages, tools)))
     plan = table.plan(messages, tools, want_ids)
     try:
         result = yield from _guessed(table, plan, method, messages, tools, extra, want_ids)
@@ -115,7 +114,17 @@ def _by_content(table: PrefixTable, method: str, messages: Sequence[Any], tools:
     return result
 
 
-def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool, Any]:
+def prompt_many_plans(table: Optional[PrefixTable], method: str, requests: Iterable[Mapping[str, Any]]) -> List[PlanGen]:
+    """`prompt_many`'s plans: each request a mapping with `messages` and any options by name."""
+    plans = []
+    for r in requests:
+        opts = {k: v for k, v in r.items() if k not in ("messages", "tools")}
+        check_prompt_options(opts)
+        plans.append(prompt_plan(table, method, r["messages"], r.get("tools"), prompt_options(**opts), method == "encode_prompt"))
+    return plans
+
+
+def step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool, Any]:
     """Advances a plan: (True, next Call) or (False, its answer); errors it raises propagate."""
     try:
         call = gen.throw(exc) if exc is not None else gen.send(value)
@@ -124,67 +133,60 @@ def _step(gen: PlanGen, value: Any, exc: Optional[BaseException]) -> Tuple[bool,
     return True, call
 
 
-CallFn = Callable[[str, Dict[str, Any], Optional[str]], Any]
-
-
-def run(call: CallFn, gen: PlanGen, overlap: bool = False) -> Any:
-    """Drives one plan over a blocking `call(method, params, route)`; with `overlap`, the transport
-    takes `during=` too (run between its write and its read)."""
-    value: Any = None
-    exc: Optional[BaseException] = None
-    while True:
-        more, out = _step(gen, value, exc)
-        if not more:
-            return out
-        value, exc = None, None
-        try:
-            if overlap and out.during is not None:
-                value = call(out.method, out.params, out.route, during=out.during)  # type: ignore[call-arg]
-            else:
-                value = call(out.method, out.params, out.route)
-        except DeltatokError as e:
-            exc = e
-
-
+#: A plan's outcome: its answer or the exception it ended with.
 Outcome = Union[Any, BaseException]
+#: What a call got: (result, None) or (None, the error).
+Answer = Tuple[Any, Optional[BaseException]]
 
 
-def _round(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
-    """Advances every plan in `pending` with its value/exception (in call order: an earlier call
-    of a batch is finished before a later one chained on it); collects the next calls. The
-    prompt plans made meanwhile are one round (`ROUND`): their calls go out in one batch request,
-    run by the server in order, so a later one may extend an earlier one's state."""
-    token = ROUND.set(object())
-    try:
-        _advance(gens, pending, calls, out)
-    finally:
-        ROUND.reset(token)
+class Lockstep:
+    """Plans advanced in rounds: `advance()` gives a round's calls, `answer()` takes what each
+    got, `outcomes` holds each plan's answer or exception once `pending` is empty."""
 
+    def __init__(self, gens: List[PlanGen]):
+        self._gens = gens
+        self.outcomes: List[Outcome] = [None] * len(gens)
+        self._pending: Dict[int, Answer] = {i: (None, None) for i in range(len(gens))}
 
-def _advance(gens: List[PlanGen], pending: Dict[int, Tuple[Any, Optional[BaseException]]], calls: Dict[int, Call], out: List[Outcome]) -> None:
-    for i, (value, exc) in sorted(pending.items()):
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def advance(self) -> Dict[int, Call]:
+        """Advances every plan with what its call got (in call order: an earlier call of a batch
+        is finished before a later one chained on it) and collects the next calls. The prompt
+        plans made meanwhile are one round (`ROUND`): their calls go out in one batch request, run
+        by the server in order, so a later one may extend an earlier one's state."""
+        calls: Dict[int, Call] = {}
+        token = ROUND.set(object())
         try:
-            more, step = _step(gens[i], value, exc)
-        except BaseException as e:  # noqa: BLE001 - one plan's error is its own outcome
-            out[i] = e
-            continue
-        if more:
-            calls[i] = step
-        else:
-            out[i] = step
+            for i, (value, exc) in sorted(self._pending.items()):
+                try:
+                    more, out = step(self._gens[i], value, exc)
+                except BaseException as e:  # noqa: BLE001 - one plan's error is its own outcome
+                    self.outcomes[i] = e
+                    continue
+                if more:
+                    calls[i] = out
+                else:
+                    self.outcomes[i] = out
+        finally:
+            ROUND.reset(token)
+        self._pending = {}
+        return calls
+
+    def answer(self, chunk: List[int], answers: List[Answer]) -> None:
+        for i, a in zip(chunk, answers):
+            self._pending[i] = a
 
 
-def _batch_results(raw: Any, n: int) -> List[Tuple[Any, Optional[BaseException]]]:
-    results = raw.get("results") if isinstance(raw, dict) else None
-    if not isinstance(results, list) or len(results) != n:
-        err = DeltatokError("DT_INTERNAL", "a batch answer did not hold one result per call")
-        return [(None, err)] * n
-    return [(None, error_from_record(r["error"])) if isinstance(r, dict) and "error" in r else (r.get("result") if isinstance(r, dict) else None, None) for r in results]
+#: A batch request of one round: its routing key and the indexes of its calls.
+Group = Tuple[Optional[str], List[int]]
 
 
-def _groups(calls: Dict[int, Call], split: bool) -> List[Tuple[Optional[str], List[int]]]:
-    """The batch requests of one round: (routing key, call indexes), at most MAX_BATCH calls each.
-    Unsplit: the calls in order under the first call's key. Split: one group per key."""
+def groups(calls: Dict[int, Call], split: bool) -> List[Group]:
+    """The batch requests of one round, at most MAX_BATCH calls each. Unsplit: the calls in order
+    under the first call's key. Split: one group per key."""
     order = list(calls)
     if not split:
         route = next((calls[i].route for i in order if calls[i].route is not None), None)
@@ -196,95 +198,30 @@ def _groups(calls: Dict[int, Call], split: bool) -> List[Tuple[Optional[str], Li
     return [(route, idx[s:s + MAX_BATCH]) for route, idx in by.items() for s in range(0, len(idx), MAX_BATCH)]
 
 
-def _send_group(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunk: List[int]) -> List[Tuple[Any, Optional[BaseException]]]:
-    try:
-        if len(chunk) == 1:
-            # one call needs no batch envelope
-            c = calls[chunk[0]]
-            return [(call(c.method, c.params, route), None)]
-        raw = call("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}, route)
-        return _batch_results(raw, len(chunk))
-    except DeltatokError as e:
-        return [(None, e)] * len(chunk)
-
-
-def _by_route(groups: List[Tuple[Optional[str], List[int]]]) -> List[Tuple[Optional[str], List[List[int]]]]:
+def by_route(gs: List[Group]) -> List[Tuple[Optional[str], List[List[int]]]]:
+    """Groups gathered by routing key, each key's chunks in order (a later one may be chained on
+    an earlier one, so they are sent one after another)."""
     by: Dict[Optional[str], List[List[int]]] = {}
-    for route, chunk in groups:
+    for route, chunk in gs:
         by.setdefault(route, []).append(chunk)
     return list(by.items())
 
 
-def _send_chunks(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
-    return [_send_group(call, calls, route, chunk) for chunk in chunks]
+def group_request(calls: Dict[int, Call], chunk: List[int]) -> Tuple[str, Dict[str, Any]]:
+    """The (method, params) that carries a chunk of calls: the call itself when alone (no batch
+    envelope), else a `batch`."""
+    if len(chunk) == 1:
+        c = calls[chunk[0]]
+        return c.method, c.params
+    return "batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}
 
 
-def run_many(call: CallFn, gens: List[PlanGen], executor: Optional[Executor] = None) -> List[Outcome]:
-    """Drives plans in lockstep, one `batch` request per round; each outcome is an answer or the
-    exception its plan ended with. With an `executor`, each round is split by routing key and the
-    groups sent concurrently on it (see the module docstring)."""
-    out: List[Outcome] = [None] * len(gens)
-    pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
-    while pending:
-        calls: Dict[int, Call] = {}
-        _round(gens, pending, calls, out)
-        pending = {}
-        groups = _groups(calls, executor is not None)
-        if executor is None or len(groups) == 1:
-            answered = [_send_group(call, calls, route, chunk) for route, chunk in groups]
-        else:
-            # one task per routing key, its chunks in order (a later chunk may be chained on an earlier)
-            futures = [executor.submit(_send_chunks, call, calls, route, chunks) for route, chunks in _by_route(groups)]
-            answered = [a for f in futures for a in f.result()]
-            groups = [(route, chunk) for route, chunks in _by_route(groups) for chunk in chunks]
-        for (_route, chunk), answers in zip(groups, answered):
-            for i, a in zip(chunk, answers):
-                pending[i] = a
-    return out
-
-
-async def arun(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gen: PlanGen) -> Any:
-    """Drives one plan over an async `acall(method, params, route)`."""
-    value: Any = None
-    exc: Optional[BaseException] = None
-    while True:
-        more, out = _step(gen, value, exc)
-        if not more:
-            return out
-        value, exc = None, None
-        try:
-            value = await acall(out.method, out.params, out.route)
-        except DeltatokError as e:
-            exc = e
-
-
-async def _asend_group(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], calls: Dict[int, Call], route: Optional[str],
-                       chunk: List[int]) -> List[Tuple[Any, Optional[BaseException]]]:
-    try:
-        if len(chunk) == 1:
-            c = calls[chunk[0]]
-            return [(await acall(c.method, c.params, route), None)]
-        raw = await acall("batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}, route)
-        return _batch_results(raw, len(chunk))
-    except DeltatokError as e:
-        return [(None, e)] * len(chunk)
-
-
-async def _asend_chunks(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], calls: Dict[int, Call], route: Optional[str],
-                        chunks: List[List[int]]) -> List[List[Tuple[Any, Optional[BaseException]]]]:
-    return [await _asend_group(acall, calls, route, chunk) for chunk in chunks]
-
-
-async def arun_many(acall: Callable[[str, Dict[str, Any], Optional[str]], Awaitable[Any]], gens: List[PlanGen], split: bool = False) -> List[Outcome]:
-    out: List[Outcome] = [None] * len(gens)
-    pending: Dict[int, Tuple[Any, Optional[BaseException]]] = {i: (None, None) for i in range(len(gens))}
-    while pending:
-        calls: Dict[int, Call] = {}
-        _round(gens, pending, calls, out)
-        pending = {}
-        groups = [(route, chunk) for route, chunks in _by_route(_groups(calls, split)) for chunk in chunks]
-        answered = [a for part in await asyncio.gather(*[_asend_chunks(acall, calls, route, chunks) for route, chunks in _by_route(groups)]) for a in part]
-        for (_route, chunk), answers in zip(groups, answered):
-            for i, a in zip(chunk, answers):
-                pending[i] = a
-    return out
+def group_answers(raw: Any, n: int) -> List[Answer]:
+    """What each call of a chunk got, from the answer to `group_request`'s request."""
+    if n == 1:
+        return [(raw, None)]
+    results = raw.get("results") if isinstance(raw, dict) else None
+    if not isinstance(results, list) or len(results) != n:
+        err = DeltatokError("DT_INTERNAL", "a batch answer did not hold one result per call")
+        return [(None, err)] * n
+    return [(None, error_from_record(r["error"])) if isinstance(r, dict) and "error" in r else (r.get("result") if isinstance(r, dict) else None, None) for r in results]

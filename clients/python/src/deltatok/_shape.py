@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import warnings
 from collections import UserDict
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, ItemsView, KeysView, List, Mapping, Optional, Sequence, Tuple, Union, ValuesView
+
+from ._compat import transformers_types
 
 __all__ = ["BatchEncoding", "ChatFlags", "chat_flags", "split_conversations", "shape_encodings", "to_id_list", "AddedToken"]
 
@@ -42,7 +44,7 @@ class AddedToken:
         return hash(self.content)
 
 
-class BatchEncoding(UserDict):
+class BatchEncoding(UserDict[str, Any]):
     """transformers' BatchEncoding as data: a dict of `input_ids`, `attention_mask`, ... with
     attribute access and `.to(device)` for torch tensors. Offset methods (char_to_token, ...) are
     not available: deltatok returns no Rust Encoding objects."""
@@ -65,13 +67,13 @@ class BatchEncoding(UserDict):
             return {k: v[item] for k, v in self.data.items()}
         raise KeyError("deltatok's BatchEncoding has no Encoding objects: index it by key (or a slice)")
 
-    def keys(self):  # type: ignore[override]
+    def keys(self) -> KeysView[str]:
         return self.data.keys()
 
-    def values(self):  # type: ignore[override]
+    def values(self) -> ValuesView[Any]:
         return self.data.values()
 
-    def items(self):  # type: ignore[override]
+    def items(self) -> ItemsView[str, Any]:
         return self.data.items()
 
     @property
@@ -98,7 +100,6 @@ class BatchEncoding(UserDict):
 
 def batch_encoding(data: Dict[str, Any], tensor_type: Any, prepend_batch_axis: bool) -> Any:
     """transformers' own BatchEncoding when it is installed (_compat), else deltatok's."""
-    from ._compat import transformers_types
     types = transformers_types()
     if types is not None:
         kind = getattr(tensor_type, "value", tensor_type)
@@ -264,7 +265,10 @@ def shape_encodings(rows: List[List[int]], masks: Optional[List[List[int]]], f: 
         if masks is not None:
             masks = msk
     out: Dict[str, Any] = {}
-    one = (lambda x: x) if batched else (lambda x: x[0])
+
+    def one(x: List[Any]) -> Any:
+        return x if batched else x[0]
+
     for name in model_input_names:
         if name == "input_ids":
             out["input_ids"] = one(rows)

@@ -10,31 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Dict, Mapping, Optional
 
-__all__ = ["TextCounter", "MessageCounter", "AsyncTextCounter", "AsyncMessageCounter", "text_counter_params", "message_counter_params"]
+__all__ = ["TextCounter", "MessageCounter", "AsyncTextCounter", "AsyncMessageCounter"]
 
 Call = Callable[[str, Dict[str, Any]], Any]
 ACall = Callable[[str, Dict[str, Any]], Awaitable[Any]]
-
-
-def text_counter_params(max_look_back: Optional[int] = None) -> Dict[str, Any]:
-    p: Dict[str, Any] = {}
-    if max_look_back is not None:
-        p["max_look_back"] = max_look_back
-    return p
-
-
-def message_counter_params(chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
-                           parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> Dict[str, Any]:
-    p: Dict[str, Any] = {}
-    if chat_template is not None:
-        p["chat_template"] = chat_template
-    if chat_template_kwargs:
-        p["chat_template_kwargs"] = dict(chat_template_kwargs)
-    if parse_tool_arguments:
-        p["parse_tool_arguments"] = True
-    if max_look_back is not None:
-        p["max_look_back"] = max_look_back
-    return p
 
 
 class _Base:
@@ -84,6 +63,8 @@ class MessageCounter(TextCounter):
     """``append(delta) -> int``: an OpenAI-style delta (``content``, ``reasoning_content``,
     ``tool_calls`` pieces with ``index``); returns countMessage of the message so far."""
 
+    # the override is ignored below: a message counter appends deltas where a text counter appends text;
+    # it subclasses TextCounter for finish/close/with, and the README documents append per class
     def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
             raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)
@@ -118,6 +99,7 @@ class AsyncTextCounter(_Base):
 class AsyncMessageCounter(AsyncTextCounter):
     """MessageCounter's methods as coroutines."""
 
+    # the override is ignored below, as in MessageCounter.append (deltas, not text)
     async def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
             raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)

@@ -1,9 +1,9 @@
-"""`AutoTokenizer.from_pretrained(...)`: a drop-in for transformers' tokenizer where harnesses
-use it — apply_chat_template first of all — answered by deltatok, incremental without asking.
-
-    from deltatok import AutoTokenizer          # was: from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained("qwen3")
-    ids = tok.apply_chat_template(messages[:k], tools=tools, add_generation_prompt=True)
+"""`DeltatokTokenizer`: a drop-in for transformers' tokenizer where harnesses use it —
+apply_chat_template first of all — answered by deltatok, incremental without asking. Made by
+`AutoTokenizer.from_pretrained` (_client) over a blocking client, or by deltatok.aio as the view
+its asyncio tokenizer reads attributes from and builds plans with; each call's requests are built
+here as plans (`chat_request`, `call_request`, `decode_request`, …) and run on the client given
+(any `TokenizerClient`), so this module sends nothing itself.
 
 Signatures, defaults and return types are those of the transformers the user has (_compat:
 its major version decides the defaults, DELTATOK_TRANSFORMERS_COMPAT=4|5 overrides, 5 without
@@ -17,19 +17,20 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
-from ._client import ClientBase, DeltatokClient, DeltatokHttpClient, prompt_options
 from ._compat import bpe_cleanup_skipped, compat_major, json_schema_builder, transformers_types
 from ._dropin import BackendTokenizer, plain_conversation, tokenizer_class
 from ._errors import DeltatokError, DeltatokInputError, DeltatokUnsupportedError
-from ._transport import DEFAULT_TIMEOUT, HttpTransport, StdioTransport
 from ._ops import PlanGen, prompt_plan, simple_plan
-from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS
-from ._shape import (AddedToken, BatchEncoding, ChatFlags, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
+from ._ops import Outcome
+from ._prefix import PrefixTable
+from ._stream import MessageCounter, TextCounter
+from ._wire import DEFAULT_TIMEOUT, prompt_options
+from ._shape import (AddedToken, BatchEncoding, VERY_LARGE_INTEGER, batch_encoding, chat_flags, mask_from_ranges,
                      shape_encodings, split_conversations, to_id_list, to_tensor)
 
-__all__ = ["AutoTokenizer", "DeltatokTokenizer", "ChatRequest"]
+__all__ = ["DeltatokTokenizer", "ChatRequest", "TokenizerClient", "sidecar_args", "split_options"]
 
 SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
@@ -43,10 +44,10 @@ _ACCEPTED = ("trust_remote_code", "local_files_only", "token", "use_auth_token",
 _SETTABLE = ("padding_side", "truncation_side", "model_max_length", "chat_template", "clean_up_tokenization_spaces", "model_input_names") + SPECIAL_NAMES
 
 
-_schemas: Dict[Any, dict] = {}
+_schemas: Dict[Any, Dict[str, Any]] = {}
 
 
-def _schema_of(fn: Callable[..., Any]) -> dict:
+def _schema_of(fn: Callable[..., Any]) -> Dict[str, Any]:
     """transformers' get_json_schema(fn) (kept per function: it reads the signature and docstring)."""
     got = _schemas.get(fn)
     if got is None:
@@ -88,6 +89,45 @@ def _check_documents(documents: Any) -> Any:
     return documents
 
 
+class TokenizerClient(Protocol):
+    """What a tokenizer needs of its client: the blocking one (_client.ClientBase), or the view
+    the asyncio tokenizer builds its plans with (aio)."""
+
+    prefixes: Optional[PrefixTable]
+
+    def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any: ...
+
+    def run(self, plan: PlanGen) -> Any: ...
+
+    def run_many(self, plans: List[PlanGen]) -> List[Outcome]: ...
+
+    def vocab(self) -> List[Optional[str]]: ...
+
+    def fits(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, **options: Any) -> bool: ...
+
+    def trim_to_fit(self, messages: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
+                    keep_first_user: bool = False, **options: Any) -> Dict[str, Any]: ...
+
+    def count_message(self, message: Mapping[str, Any], chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                      parse_tool_arguments: bool = False) -> int: ...
+
+    def text_counter(self, max_look_back: Optional[int] = None) -> TextCounter: ...
+
+    def message_counter(self, chat_template: Optional[str] = None, chat_template_kwargs: Optional[Mapping[str, Any]] = None,
+                        parse_tool_arguments: bool = False, max_look_back: Optional[int] = None) -> MessageCounter: ...
+
+    def tokenize_rollout(self, messages: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None, chat_template: Optional[str] = None,
+                         chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False) -> Dict[str, Any]: ...
+
+    def stats(self) -> Dict[str, Any]: ...
+
+    def spec(self) -> Dict[str, Any]: ...
+
+    def restorer(self) -> Callable[[str, Dict[str, Any], Dict[str, Any]], Any]: ...
+
+    def close(self) -> int: ...
+
+
 class ChatRequest:
     """One apply_chat_template call made into plans (one per conversation) and how to finish it."""
 
@@ -107,7 +147,7 @@ class DeltatokTokenizer:
 
     is_fast = True
 
-    def __init__(self, client: ClientBase, info: Dict[str, Any], overrides: Optional[Mapping[str, Any]] = None,
+    def __init__(self, client: "TokenizerClient", info: Dict[str, Any], overrides: Optional[Mapping[str, Any]] = None,
                  chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: bool = False, owns_client: bool = True):
         self.client = client
         self._owns_client = owns_client
@@ -167,7 +207,7 @@ class DeltatokTokenizer:
         raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
 
     def _token_id(self, token: str) -> Optional[int]:
-        return self._vocabulary_ids().get(token)
+        return self.vocabulary_ids().get(token)
 
     @property
     def additional_special_tokens(self) -> List[str]:
@@ -209,14 +249,20 @@ class DeltatokTokenizer:
 
     # ---- vocabulary --------------------------------------------------------------------------
 
-    def _vocabulary(self) -> List[Optional[str]]:
+    def special_ids(self) -> List[int]:
+        """The ids of the special tokens as the server listed them (tokenizer_info)."""
+        return list(self._all_special_ids)
+
+    def vocabulary(self) -> List[Optional[str]]:
+        """Every token by id (None where no token has the id), fetched once."""
         with self._vocab_lock:
             if self._vocab is None:
                 self._vocab = self.client.vocab()
             return self._vocab
 
-    def _vocabulary_ids(self) -> Dict[str, int]:
-        tokens = self._vocabulary()
+    def vocabulary_ids(self) -> Dict[str, int]:
+        """Token -> id, added tokens winning (as in the Rust tokenizer), made once."""
+        tokens = self.vocabulary()
         with self._vocab_lock:
             if self._vocab_ids is None:
                 ids: Dict[str, int] = {}
@@ -230,18 +276,18 @@ class DeltatokTokenizer:
             return self._vocab_ids
 
     def get_vocab(self) -> Dict[str, int]:
-        return dict(self._vocabulary_ids())
+        return dict(self.vocabulary_ids())
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
         ids = to_id_list(ids)
-        tokens = self._vocabulary()
+        tokens = self.vocabulary()
         if isinstance(ids, int):
             return tokens[ids] if 0 <= ids < len(tokens) else None
         special = set(self._all_special_ids) if skip_special_tokens else ()
         return [tokens[i] if 0 <= i < len(tokens) else None for i in ids if i not in special]
 
     def convert_tokens_to_ids(self, tokens: Any) -> Any:
-        vocab = self._vocabulary_ids()
+        vocab = self.vocabulary_ids()
         unk = self.unk_token_id
         if isinstance(tokens, str):
             return vocab.get(tokens, unk)
@@ -250,7 +296,7 @@ class DeltatokTokenizer:
     def convert_tokens_to_string(self, tokens: Sequence[str]) -> str:
         """The tokenizer's decoder over tokens, as transformers' fast tokenizers answer it; a token
         the vocabulary does not hold is DT_UNSUPPORTED_CALL (the decoder runs on the server's ids)."""
-        vocab = self._vocabulary_ids()
+        vocab = self.vocabulary_ids()
         ids = []
         for i, t in enumerate(tokens):
             got = vocab.get(t)
@@ -279,12 +325,13 @@ class DeltatokTokenizer:
         if self._template_override is not None:
             attrs["chat_template"] = self._template_override
         attrs.update(self._overridden)
-        return (_restore, (self.name_or_path, self.__dict__.get("_spec") or _client_spec(self.client), attrs))
+        return (self.client.restorer(), (self.name_or_path, self.__dict__.get("_spec") or self.client.spec(), attrs))
 
     def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False, **kwargs: Any) -> List[str]:
         if pair is not None:
             raise DeltatokUnsupportedError("deltatok does not tokenize text pairs")
-        return self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
+        tokens: List[str] = self.convert_ids_to_tokens(self.encode(text, add_special_tokens=add_special_tokens))
+        return tokens
 
     # ---- chat templates ----------------------------------------------------------------------
 
@@ -353,7 +400,7 @@ class DeltatokTokenizer:
         plans = [prompt_plan(table, method, c, tools, extra, method == "encode_prompt") for c in conversations]
 
         def finish(out: List[Any]) -> Any:
-            if plain:
+            if flags is None:  # plain
                 # the common case: the ids as they came (each answer's list is the caller's own)
                 return [o["ids"] for o in out] if batched else out[0]["ids"]
             rows = [o["ids"] for o in out]
@@ -366,7 +413,7 @@ class DeltatokTokenizer:
                     else:
                         warnings.warn("return_assistant_tokens_mask==True but chat template does not contain `{% generation %}` keyword.")
                         masks.append([0] * len(r))
-            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)  # type: ignore[arg-type]
+            data = shape_encodings(rows, masks, flags, batched, self.model_input_names)
             if return_dict:
                 return batch_encoding(data, return_tensors, not batched)
             ids = data["input_ids"]
@@ -420,16 +467,17 @@ class DeltatokTokenizer:
         """Whether the prompt (apply_chat_template's tokens; the generation prompt included by
         default, as ISL) has at most `limit` tokens; the server stops encoding past the limit.
         `**kwargs` reach the template as variables."""
-        return self.client.fits(list(conversation), limit, tools, **self._budget_options(add_generation_prompt, kwargs))
+        return self.client.fits(list(conversation), limit, tools, **self.budget_options(add_generation_prompt, kwargs))
 
     def trim_to_fit(self, conversation: Sequence[Mapping[str, Any]], limit: int, tools: Any = None, policy: Optional[str] = None,
                     keep_first_user: bool = False, add_generation_prompt: bool = True, **kwargs: Any) -> Dict[str, Any]:
         """Drops the oldest turns until the prompt fits `limit`: {"messages", "count", "dropped"}
         (ClientBase.trim_to_fit)."""
         return self.client.trim_to_fit(list(conversation), limit, tools, policy=policy, keep_first_user=keep_first_user,
-                                       **self._budget_options(add_generation_prompt, kwargs))
+                                       **self.budget_options(add_generation_prompt, kwargs))
 
-    def _budget_options(self, add_generation_prompt: bool, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+    def budget_options(self, add_generation_prompt: bool, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        """fits / trim_to_fit's prompt options with this tokenizer's defaults."""
         o: Dict[str, Any] = {"add_generation_prompt": add_generation_prompt}
         kw = self._template_kwargs(kwargs)
         if kw:
@@ -440,30 +488,34 @@ class DeltatokTokenizer:
             o["parse_tool_arguments"] = True
         return o
 
+    def template_options(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
+                         chat_template: Optional[str] = None) -> Tuple[Optional[str], Dict[str, Any], bool]:
+        """(chat_template, chat_template_kwargs, parse_tool_arguments) as a message request sends them:
+        the arguments over this tokenizer's template override, special tokens and defaults."""
+        kw = self._template_kwargs(chat_template_kwargs or {})
+        template = chat_template if chat_template is not None else self._template_override
+        pta = self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments
+        return template, kw, bool(pta)
+
     def osl(self, message: Mapping[str, Any], chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
             chat_template: Optional[str] = None) -> int:
         """OSL of an assistant message as MLCommons endpoints defines it: tokens of [U, m] minus
         those of [U, E] (U an empty user message, E an empty assistant message, no tools, no
         generation prompt): the message's own tokens, without framing or end-of-turn."""
-        kw = self._template_kwargs(chat_template_kwargs or {})
-        return self.client.count_message(dict(message), chat_template=chat_template if chat_template is not None else self._template_override,
-                                         chat_template_kwargs=kw,
-                                         parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+        template, kw, pta = self.template_options(chat_template_kwargs, parse_tool_arguments, chat_template)
+        return self.client.count_message(dict(message), template, kw, pta)
 
-    def text_counter(self, max_look_back: Optional[int] = None) -> Any:
+    def text_counter(self, max_look_back: Optional[int] = None) -> TextCounter:
         """A streaming counter: ``append(chunk)`` returns the tokens of everything appended so far
         (as ``len(encode(text, add_special_tokens=False))``), re-encoding only the last few characters."""
         return self.client.text_counter(max_look_back)
 
     def message_counter(self, chat_template_kwargs: Optional[Mapping[str, Any]] = None, parse_tool_arguments: Optional[bool] = None,
-                        chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> Any:
+                        chat_template: Optional[str] = None, max_look_back: Optional[int] = None) -> MessageCounter:
         """A streaming counter of an assistant message: ``append(delta)`` (an OpenAI-style delta)
         returns ``osl`` of the message so far."""
-        kw = self._template_kwargs(chat_template_kwargs or {})
-        return self.client.message_counter(chat_template=chat_template if chat_template is not None else self._template_override,
-                                           chat_template_kwargs=kw,
-                                           parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments,
-                                           max_look_back=max_look_back)
+        template, kw, pta = self.template_options(chat_template_kwargs, parse_tool_arguments, chat_template)
+        return self.client.message_counter(template, kw, pta, max_look_back)
 
     def tokenize_rollout(self, conversation: Sequence[Mapping[str, Any]], tools: Any = None, documents: Any = None,
                          chat_template: Optional[str] = None, parse_tool_arguments: Optional[bool] = None, **kwargs: Any) -> Dict[str, Any]:
@@ -473,10 +525,15 @@ class DeltatokTokenizer:
         canonical tokens; a new sequence starts where the template rewrote history. `**kwargs`
         reach the template as in apply_chat_template. `deltatok.binary.training_arrays(seq)` gives
         arrays ready for torch.tensor."""
-        return self.client.tokenize_rollout(list(conversation), tools=_check_tools(tools), documents=_check_documents(documents),
-                                            chat_template=chat_template if chat_template is not None else self._template_override,
-                                            chat_template_kwargs=self._template_kwargs(kwargs),
-                                            parse_tool_arguments=self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)
+        return self.client.tokenize_rollout(**self.rollout_arguments(conversation, tools, documents, chat_template, parse_tool_arguments, kwargs))
+
+    def rollout_arguments(self, conversation: Sequence[Mapping[str, Any]], tools: Any, documents: Any, chat_template: Optional[str],
+                          parse_tool_arguments: Optional[bool], kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        """tokenize_rollout's arguments for the method-level client, with this tokenizer's defaults."""
+        return {"messages": list(conversation), "tools": _check_tools(tools), "documents": _check_documents(documents),
+                "chat_template": chat_template if chat_template is not None else self._template_override,
+                "chat_template_kwargs": self._template_kwargs(kwargs),
+                "parse_tool_arguments": bool(self._parse_tool_arguments if parse_tool_arguments is None else parse_tool_arguments)}
 
     # ---- plain text --------------------------------------------------------------------------
 
@@ -526,12 +583,24 @@ class DeltatokTokenizer:
                  return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
                  return_length: bool = False, verbose: bool = True, **kwargs: Any) -> BatchEncoding:
         """Encodes text (a string or a list of strings) into a BatchEncoding."""
+        req = self.call_request(text, text_pair, text_target, text_pair_target, add_special_tokens, padding, truncation, max_length, stride,
+                                is_split_into_words, pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
+                                return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
+        out: BatchEncoding = req.finish(self._execute(req.plans))
+        return out
+
+    def call_request(self, text: Any = None, text_pair: Any = None, text_target: Any = None, text_pair_target: Any = None,
+                     add_special_tokens: bool = True, padding: Any = False, truncation: Any = None, max_length: Optional[int] = None,
+                     stride: int = 0, is_split_into_words: bool = False, pad_to_multiple_of: Optional[int] = None, padding_side: Optional[str] = None,
+                     return_tensors: Any = None, return_token_type_ids: Optional[bool] = None, return_attention_mask: Optional[bool] = None,
+                     return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False, return_offsets_mapping: bool = False,
+                     return_length: bool = False, verbose: bool = True, **kwargs: Any) -> ChatRequest:
+        """`__call__`'s work as plans (the blocking and asyncio tokenizers run them)."""
         if text_pair_target is not None:
             raise DeltatokUnsupportedError("text_pair_target is not supported by deltatok")
-        req = self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
-                                pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
-                                return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
-        return req.finish(self._execute(req.plans))
+        return self.text_request(text, text_pair, text_target, add_special_tokens, padding, truncation, max_length, stride, is_split_into_words,
+                                 pad_to_multiple_of, padding_side, return_tensors, return_token_type_ids, return_attention_mask,
+                                 return_overflowing_tokens, return_special_tokens_mask, return_offsets_mapping, return_length, verbose, **kwargs)
 
     def decode_request(self, sequences: List[Any], skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool], single: bool) -> ChatRequest:
         cleanup = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
@@ -549,13 +618,18 @@ class DeltatokTokenizer:
     def decode(self, token_ids: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None, **kwargs: Any) -> str:
         """Text of token ids (an int, a list, a numpy array or a tensor), as transformers' decode."""
         req = self.decode_request([token_ids], skip_special_tokens, clean_up_tokenization_spaces, True)
-        return req.finish(self._execute(req.plans))
+        return str(req.finish(self._execute(req.plans)))
 
     def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, clean_up_tokenization_spaces: Optional[bool] = None,
                      **kwargs: Any) -> List[str]:
+        req = self.batch_decode_request(sequences, skip_special_tokens, clean_up_tokenization_spaces)
+        texts: List[str] = req.finish(self._execute(req.plans))
+        return texts
+
+    def batch_decode_request(self, sequences: Any, skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool]) -> ChatRequest:
+        """batch_decode's work as plans (sequences as a list, an array or a tensor)."""
         seqs = to_id_list(sequences)
-        req = self.decode_request(list(seqs) if isinstance(seqs, list) else [seqs], skip_special_tokens, clean_up_tokenization_spaces, False)
-        return req.finish(self._execute(req.plans))
+        return self.decode_request(list(seqs) if isinstance(seqs, list) else [seqs], skip_special_tokens, clean_up_tokenization_spaces, False)
 
     # ---- the rest ----------------------------------------------------------------------------
 
@@ -581,25 +655,7 @@ class DeltatokTokenizer:
         self.close()
 
 
-def _client_spec(client: ClientBase) -> Dict[str, Any]:
-    """from_pretrained options that reach a client like `client` (for pickling a tokenizer given one)."""
-    t = client.transport
-    if isinstance(t, HttpTransport):
-        return {"url": t.url, "timeout": t._timeout, "server_token": t._headers.get("Authorization", "")[7:] or None}
-    if isinstance(t, StdioTransport):
-        cut = t.command.index("serve")
-        return {"command": t.command[:cut], "serve_args": t.command[cut + 1:], "timeout": t.timeout, "_whole_args": True}
-    raise DeltatokUnsupportedError("a tokenizer on a custom transport cannot be pickled", "client")
-
-
-def _restore(name_or_path: str, spec: Dict[str, Any], attrs: Dict[str, Any]) -> "DeltatokTokenizer":
-    tok = AutoTokenizer.from_pretrained(name_or_path, **spec)
-    for k, v in attrs.items():
-        setattr(tok, k, v)
-    return tok
-
-
-def engine_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
+def sidecar_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
     """`deltatok serve` arguments for from_pretrained's deltatok options."""
     if options.get("_whole_args"):
         return [str(a) for a in options.get("serve_args") or ()]
@@ -646,53 +702,3 @@ def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ..
         raise TypeError("from_pretrained got option(s) deltatok does not know: %s (deltatok's: %s; transformers' it honours: %s)"
                         % (", ".join(sorted(unknown)), ", ".join(DELTATOK_OPTIONS), ", ".join(_SETTABLE + ("revision", "cache_dir") + _ACCEPTED)))
     return dt, overrides, env
-
-
-def make_client(name_or_path: Any, dt: Dict[str, Any], env_add: Dict[str, str]) -> Tuple[ClientBase, bool]:
-    if dt.get("client") is not None:
-        return dt["client"], False
-    incremental = dt.get("incremental", True)
-    mc = dt.get("max_conversations", DEFAULT_MAX_CONVERSATIONS)
-    mb = dt.get("max_bytes", DEFAULT_MAX_BYTES)
-    if dt.get("url"):
-        return DeltatokHttpClient(dt["url"], timeout=dt.get("timeout", 300.0), token=dt.get("server_token"), incremental=incremental,
-                                  max_conversations=mc, max_bytes=mb, split_batches=bool(dt.get("split_batches", False))), True
-    env = dt.get("env")
-    if env_add:
-        env = dict(os.environ if env is None else env, **env_add)
-    return DeltatokClient(engine_args(os.fspath(name_or_path), dt), command=dt.get("command"), env=env, incremental=incremental,
-                          max_conversations=mc, max_bytes=mb, timeout=dt.get("timeout", DEFAULT_TIMEOUT)), True
-
-
-class AutoTokenizer:
-    """`AutoTokenizer.from_pretrained(name_or_path, **options)`, as transformers', answered by deltatok."""
-
-    def __init__(self) -> None:
-        raise EnvironmentError("AutoTokenizer is designed to be instantiated using `AutoTokenizer.from_pretrained(...)`")
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: Any, *init_inputs: Any, **kwargs: Any) -> DeltatokTokenizer:
-        """A tokenizer for a bundled name (`qwen3`, ...), a directory with tokenizer.json, a
-        tokenizer.json path, or a model id found in the local Hugging Face hub cache (never
-        downloaded). deltatok's own options: `date` (what strftime_now sees, YYYY-MM-DD),
-        `workers`, `cache_mb`, `max_prompt_chars`, `renderer`, `serve_args` (more `deltatok serve`
-        flags), `command`/`env` (how to run the CLI), `url` + `server_token` (a running
-        `deltatok serve --port`, instead of a child process), `timeout`, `incremental`,
-        `max_conversations`/`max_bytes` (the prefix table's bound), `split_batches` (with `url`:
-        the URL is a router over several instances, deploy/nginx), `client` (share one),
-        `chat_template_kwargs` and `parse_tool_arguments` (defaults for every request)."""
-        dt, overrides, env_add = split_options(pretrained_model_name_or_path, init_inputs, kwargs)
-        client, owns = make_client(pretrained_model_name_or_path, dt, env_add)
-        try:
-            info = client.tokenizer_info()
-        except BaseException:
-            if owns:
-                client.close()
-            raise
-        types = transformers_types()
-        klass = tokenizer_class(DeltatokTokenizer, None if types is None else types[1])
-        tok: DeltatokTokenizer = klass(client, info, overrides, dt.get("chat_template_kwargs"), bool(dt.get("parse_tool_arguments", False)), owns)
-        spec = {k: v for k, v in kwargs.items() if k != "client"} if dt.get("client") is None else dict(_client_spec(client), **{
-            k: v for k, v in kwargs.items() if k in ("chat_template_kwargs", "parse_tool_arguments", "incremental", "max_conversations", "max_bytes")})
-        object.__setattr__(tok, "_spec", spec)
-        return tok

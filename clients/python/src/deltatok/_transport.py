@@ -22,13 +22,13 @@ import sys
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
-from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
-from ._prefix import ROUTE_HEADER
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
+from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer
 
-__all__ = ["StdioTransport", "HttpTransport", "Transport"]
+__all__ = ["StdioTransport", "HttpTransport", "Transport", "DEFAULT_TIMEOUT"]
 
 
 class Transport:
@@ -36,32 +36,12 @@ class Transport:
 
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
         """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio).
-        The built-in transports also take `during=`: work run after sending, before reading."""
+        The built-in transports also take `during=` (`OverlapTransport`): work run after sending,
+        before reading."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
         return 0
-
-
-#: Seconds a call waits for its answer by default (stdio and HTTP alike); None waits forever.
-DEFAULT_TIMEOUT = 300.0
-
-
-def _envelope(rid: int, method: str, params: Dict[str, Any]) -> bytes:
-    # `id` first, as a scalar: the server can name the request even in a line it must skip
-    try:
-        return (json.dumps({"id": rid, "method": method, "params": params}, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise DeltatokInputError("DT_LONE_SURROGATE", "a string of the request holds a lone UTF-16 surrogate (%s), which has no UTF-8 encoding" % e.object[e.start:e.end].encode("unicode_escape").decode("ascii")) from None
-    except (TypeError, ValueError) as e:
-        raise DeltatokInputError("DT_INVALID_REQUEST", "the request holds a value JSON cannot carry: %s" % e) from None
-
-
-def _answer(raw: Any, where: str) -> Dict[str, Any]:
-    """A response envelope, or DT_BAD_RESPONSE when what came back is not one."""
-    if not isinstance(raw, dict) or ("result" not in raw and "error" not in raw):
-        raise DeltatokError("DT_BAD_RESPONSE", "%s answered something that is not a deltatok response: %.200r" % (where, raw))
-    return raw
 
 
 class _Timeout(Exception):
@@ -94,10 +74,15 @@ class StdioTransport(Transport):
         self._scan = 0
         # the server's stderr goes on to ours; its fatal error line (`deltatok: DT_X: ...`) is kept
         self._last_error: Optional[Dict[str, str]] = None
+        # all three are pipes (PIPE above), never None
+        stdin, stdout, stderr = self._proc.stdin, self._proc.stdout, self._proc.stderr
+        if stdin is None or stdout is None or stderr is None:  # pragma: no cover - Popen with PIPE always opens them
+            raise DeltatokError("DT_INTERNAL", "deltatok serve started without its pipes")
+        self._stdin: IO[bytes] = stdin
+        self._stdout: IO[bytes] = stdout
+        self._err: IO[bytes] = stderr
         self._stderr = threading.Thread(target=self._copy_stderr, name="deltatok-stderr", daemon=True)
         self._stderr.start()
-        self._stdin = self._proc.stdin
-        self._stdout = self._proc.stdout
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._cv = threading.Condition(threading.Lock())
@@ -109,7 +94,7 @@ class StdioTransport(Transport):
 
     def _copy_stderr(self) -> None:
         out = getattr(sys.stderr, "buffer", None)
-        for line in self._proc.stderr:  # type: ignore[union-attr]
+        for line in self._err:
             m = re.match(rb"^deltatok: (DT_[A-Z0-9_]+): (.*)$", line.rstrip(b"\r\n"))
             if m:
                 self._last_error = {"code": m.group(1).decode(), "message": m.group(2).decode("utf-8", "replace")}
@@ -129,7 +114,7 @@ class StdioTransport(Transport):
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
         """One call; `during` runs after the request is written, while the server works."""
         rid = next(self._ids)
-        line = _envelope(rid, method, params)
+        line = envelope(rid, method, params)
         with self._cv:
             if self._closed:
                 raise DeltatokError("DT_CLOSED", "the client is closed")
@@ -164,10 +149,10 @@ class StdioTransport(Transport):
 
     def _write(self, data: bytes, deadline: Optional[float]) -> None:
         if not self._select or deadline is None:
-            self._stdin.write(data)  # type: ignore[union-attr]
-            self._stdin.flush()  # type: ignore[union-attr]
+            self._stdin.write(data)
+            self._stdin.flush()
             return
-        fd = self._stdin.fileno()  # type: ignore[union-attr]
+        fd = self._stdin.fileno()
         view = memoryview(data)
         while view:
             left = deadline - time.monotonic()
@@ -183,13 +168,13 @@ class StdioTransport(Transport):
                 # left over from reads with a deadline
                 while b"\n" not in self._buf[self._scan:]:
                     self._scan = len(self._buf)
-                    chunk = os.read(self._stdout.fileno(), _READ)  # type: ignore[union-attr]
+                    chunk = os.read(self._stdout.fileno(), _READ)
                     if not chunk:
                         break
                     self._buf += chunk
                 return self._take()
-            return self._stdout.readline()  # type: ignore[union-attr]
-        fd = self._stdout.fileno()  # type: ignore[union-attr]
+            return self._stdout.readline()
+        fd = self._stdout.fileno()
         while True:
             i = self._buf.find(b"\n", self._scan)
             if i >= 0:
@@ -255,7 +240,7 @@ class StdioTransport(Transport):
                     # a malformed answer to one request: that request fails, the pipe goes on
                     parsed = {"id": parsed["id"], "error": {"code": "DT_BAD_RESPONSE", "message": "deltatok serve answered without a result or an error: %.200r" % (parsed,)}}
                 # anything else that is not an envelope leaves the pipe unreadable: every waiter fails
-                resp = _answer(parsed, "deltatok serve")
+                resp = read_answer(parsed, "deltatok serve")
                 got = resp.get("id")
                 if got == rid:
                     with self._cv:
@@ -309,7 +294,7 @@ class StdioTransport(Transport):
             self._closed = True
         with self._write_lock:
             try:
-                self._stdin.close()  # type: ignore[union-attr]
+                self._stdin.close()
             except OSError:
                 pass
         try:
@@ -318,9 +303,9 @@ class StdioTransport(Transport):
             self._proc.terminate()
             code = self._proc.wait(timeout)
         self._stderr.join(5)
-        for pipe in (self._stdout, self._proc.stderr):
+        for pipe in (self._stdout, self._err):
             try:
-                pipe.close()  # type: ignore[union-attr]
+                pipe.close()
             except OSError:
                 pass
         return code
@@ -352,6 +337,17 @@ class HttpTransport(Transport):
         self._all: Set[http.client.HTTPConnection] = set()
         self._all_lock = threading.Lock()
 
+    @property
+    def timeout(self) -> float:
+        """Seconds a call waits for its answer."""
+        return self._timeout
+
+    @property
+    def token(self) -> Optional[str]:
+        """The bearer token sent (None: none)."""
+        auth = self._headers.get("Authorization", "")
+        return auth[7:] or None
+
     def _connection(self) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
         if c is None:
@@ -372,7 +368,7 @@ class HttpTransport(Transport):
 
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None, during: Optional[Callable[[], Any]] = None) -> Any:
         """One call; `during` runs after the request is sent, while the server works."""
-        body = _envelope(next(self._ids), method, params)
+        body = envelope(next(self._ids), method, params)
         headers = self._headers
         if route is not None:
             headers = dict(headers)
@@ -382,7 +378,7 @@ class HttpTransport(Transport):
             try:
                 conn.request("POST", self._path, body, headers)
                 if during is not None:
-                    during, run_now = None, during
+                    run_now, during = during, None
                     run_now()
                 r = conn.getresponse()
                 data = r.read()
@@ -404,7 +400,7 @@ class HttpTransport(Transport):
                 # a proxy's own answer (deploy/nginx): no instance behind it answered
                 raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
             raise DeltatokError("DT_BAD_RESPONSE", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
-        resp = _answer(resp, "HTTP %d from %s" % (r.status, self.url))
+        resp = read_answer(resp, "HTTP %d from %s" % (r.status, self.url))
         if "error" in resp:
             raise error_from_record(resp["error"])
         return resp["result"]

@@ -11,7 +11,7 @@ import json
 import struct
 import sys
 from array import array
-from typing import Any, Dict, Iterator, Mapping, Optional
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 from ._errors import DeltatokInputError
 
@@ -70,7 +70,7 @@ def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     for start, end in sequence["mask"]:
         for i in range(start, end):
             mask[i] = 1
-    lps: Optional[array] = None
+    lps: Optional["array[float]"] = None
     if sequence.get("logprobs") is not None:
         lps = array("d", (float("nan") if x is None else x for x in sequence["logprobs"]))
     return {"ids": ids, "mask": mask, "logprobs": lps, "turns": sequence["turns"]}
@@ -80,7 +80,7 @@ def _invalid(path: str, why: str) -> DeltatokInputError:
     return DeltatokInputError("DT_BINARY_INVALID", "%s %s" % (path, why), path)
 
 
-def _open(path: str, magic: Any, what: str):
+def _open(path: str, magic: Any, what: str) -> Tuple[bytes, Dict[str, Any]]:
     """The file's bytes and its JSON index (at the offset the last 8 bytes give); a file that is
     not one, or was killed before its index was written, is DT_BINARY_INVALID."""
     with open(path, "rb") as f:
@@ -99,7 +99,7 @@ def _open(path: str, magic: Any, what: str):
     return data, index
 
 
-def _values(data: bytes, code: str, offset: int, count: int, path: str) -> array:
+def _values(data: bytes, code: str, offset: int, count: int, path: str) -> "array[Any]":
     """`count` little-endian values of array type `code` at `offset` (DT_BINARY_INVALID when
     they are not all inside the file)."""
     a = array(code)

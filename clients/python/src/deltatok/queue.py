@@ -33,9 +33,10 @@ import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
 
-from ._client import ClientBase, _PROMPT_OPTIONS
+from ._client import ClientBase
 from ._errors import DeltatokError, DeltatokInputError
 from ._ops import PlanGen, simple_plan
+from ._wire import PROMPT_OPTIONS
 
 __all__ = ["TokenizationQueue", "QueueResult", "DrainResult"]
 
@@ -240,7 +241,7 @@ class TokenizationQueue:
                 if v is not None and v is not False:
                     p[k] = v
             return simple_plan("count_message", p)
-        options = {k: item[k] for k in _PROMPT_OPTIONS if item.get(k) is not None}
+        options = {k: item[k] for k in PROMPT_OPTIONS if item.get(k) is not None}
         for k, v in self._defaults.items():
             options.setdefault(k, v)
         if e.kind in ("prompt", "ids"):
