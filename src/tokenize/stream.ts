@@ -547,7 +547,9 @@ export class TextStream {
     const pushed = run.append(s);
     if (pushed !== "ok") {
       // a token out of rank order, or (impossible by the argument) no compatible candidate:
-      // recount the tail whole, say so, and open no run again before the next cut
+      // recount the tail whole, say so, and open no run again before the next cut (the run, as it
+      // was, still answers for the text so far should the recount fail)
+      if (this.#tailIds === null) this.#tailIds = this.#limits.ids ? run.ids() : [];
       this.#run = null;
       if (pushed === "refused") this.#stats.runRefusals++;
       else this.#stats.runMismatches++;
@@ -580,8 +582,9 @@ export class TextStream {
     let run: OpenRun | "skip" | "refused" | "mismatch";
     try {
       run = OpenRun.open(app, t, skip, cls, this.#limits.ids);
-    } catch (e) {
-      throw new DeltatokError("DT_TOKENIZE_FAILED", `tokenizer failed: ${(e as Error)?.message ?? e}`, { cause: e });
+    } catch {
+      // the same text was just encoded without error: not expected; the append stands, no run
+      run = "mismatch";
     }
     if (run === "mismatch") this.#stats.runMismatches++;
     if (run === "refused") this.#stats.runRefusals++;

@@ -94,8 +94,8 @@ const step = (h: number, b: number): number => Math.imul(h ^ b, 0x01000193);
 const FNV = 0x811c9dc5;
 /** Bits of the suffix filter (a power of two): 2 MiB. */
 const FILTER_BITS = 1 << 24;
-/** Cached compatibility answers before the cache starts over. */
-const COMPAT_MAX = 1 << 16;
+/** Slots of the compatibility cache (direct-mapped: a new pair takes its slot over). */
+const COMPAT_SLOTS = 1 << 16;
 
 /**
  * A model's lookup of tokens by their bytes read backwards, its suffix filter and its
@@ -113,7 +113,10 @@ export class AppendableIndex {
   /** Tokens made out of rank order (outOfOrderTokens); a word meeting one is refused. */
   readonly outOfOrder: Uint8Array;
   readonly outOfOrderCount: number;
-  readonly #compat = new Map<number, boolean>();
+  /** Compatibility cache: the pair (p + 1, t) of each slot and its answer (0 empty, 1 no, 2 yes). */
+  readonly #compatP = new Int32Array(COMPAT_SLOTS);
+  readonly #compatT = new Int32Array(COMPAT_SLOTS);
+  readonly #compatA = new Uint8Array(COMPAT_SLOTS);
   #sym = new Int32Array(64);
 
   constructor(model: BpeModel) {
@@ -154,15 +157,16 @@ export class AppendableIndex {
   }
 
   /**
-   * Calls `f(id, length)` for each token that is a suffix of b[0, i), shortest first; returns the
-   * lookups made.
+   * Writes the id and length of each token that is a suffix of b[0, i), shortest first, to `ids`
+   * and `lens` (at least maxLength long); returns how many, plus the lookups made × 65536.
    */
-  suffixTokens(b: Uint8Array, i: number, f: (id: number, length: number) => void): number {
+  suffixTokens(b: Uint8Array, i: number, ids: Int32Array, lens: Int32Array): number {
     const t = this.tables;
     const units = t.units;
     const starts = t.unitStarts;
     let h = FNV;
     let steps = 0;
+    let n = 0;
     const limit = Math.min(i, this.maxLength);
     for (let len = 1; len <= limit; len++) {
       h = step(h, b[i - len] as number);
@@ -178,21 +182,21 @@ export class AppendableIndex {
           let k = 0;
           while (k < len && units[s + k] === b[i - len + k]) k++;
           if (k === len) {
-            f(id, len);
+            ids[n] = id;
+            lens[n++] = len;
             break;
           }
         }
         slot = (slot + 1) & this.#mask;
       }
     }
-    return steps;
+    return n + steps * 65536;
   }
 
   /** Whether the BPE of bytes(p) + bytes(t) is [p, t] (p < 0: whether the BPE of bytes(t) is [t]). */
   compatible(p: number, t: number): boolean {
-    const key = (p + 1) * this.tables.idLimit + t;
-    const known = this.#compat.get(key);
-    if (known !== undefined) return known;
+    const slot = (Math.imul(p + 1, 0x9e3779b1) ^ Math.imul(t, 0x85ebca77)) >>> 16;
+    if (this.#compatA[slot] !== 0 && this.#compatP[slot] === p + 1 && this.#compatT[slot] === t) return this.#compatA[slot] === 2;
     const tb = this.tables;
     const bytes: number[] = [];
     const pushUnits = (id: number): void => {
@@ -202,8 +206,9 @@ export class AppendableIndex {
     pushUnits(t);
     const got = this.referenceMerge(bytes);
     const ok = p >= 0 ? got.length === 2 && got[0] === p && got[1] === t : got.length === 1 && got[0] === t;
-    if (this.#compat.size >= COMPAT_MAX) this.#compat.clear();
-    this.#compat.set(key, ok);
+    this.#compatP[slot] = p + 1;
+    this.#compatT[slot] = t;
+    this.#compatA[slot] = ok ? 2 : 1;
     return ok;
   }
 
@@ -256,15 +261,13 @@ export class AppendableBpe {
   #n = 0;
   /** Suffix lookups and compatibility checks made, in total. */
   steps = 0;
-  readonly #cand: number[] = [];
-  readonly #candLen: number[] = [];
-  readonly #collect = (id: number, len: number): void => {
-    this.#cand.push(id);
-    this.#candLen.push(len);
-  };
+  readonly #cand: Int32Array;
+  readonly #candLen: Int32Array;
 
   constructor(index: AppendableIndex) {
     this.index = index;
+    this.#cand = new Int32Array(index.maxLength + 1);
+    this.#candLen = new Int32Array(index.maxLength + 1);
   }
 
   /** Bytes so far. */
@@ -273,7 +276,7 @@ export class AppendableBpe {
   }
 
   /**
-   * Appends bytes b[from, to). Returns "ok"; or, leaving the word unusable, "refused" when a
+   * Appends bytes b[from, to). Returns "ok"; or, leaving the word as it was, "refused" when a
    * token made out of rank order is a candidate (the argument does not cover the word), "none"
    * when some offset has no compatible candidate (impossible by the argument). The caller then
    * encodes the word whole and counts the event.
@@ -293,16 +296,22 @@ export class AppendableBpe {
       this.#count = count;
     }
     const index = this.index;
+    const n0 = this.#n;
     for (let x = from; x < to; x++) {
       this.#bytes[this.#n++] = b[x] as number;
       const i = this.#n;
-      this.#cand.length = 0;
-      this.#candLen.length = 0;
-      this.steps += index.suffixTokens(this.#bytes, i, this.#collect);
+      const r = index.suffixTokens(this.#bytes, i, this.#cand, this.#candLen);
+      const nc = r & 0xffff;
+      this.steps += (r - nc) / 65536;
       let found = false;
-      for (let c = 0; c < this.#cand.length; c++) if (index.outOfOrder[this.#cand[c] as number] === 1) return "refused";
+      for (let c = 0; c < nc; c++) {
+        if (index.outOfOrder[this.#cand[c] as number] === 1) {
+          this.#n = n0;
+          return "refused";
+        }
+      }
       // longest first: usually the answer
-      for (let c = this.#cand.length - 1; c >= 0; c--) {
+      for (let c = nc - 1; c >= 0; c--) {
         const id = this.#cand[c] as number;
         const j = i - (this.#candLen[c] as number);
         this.steps++;
@@ -313,7 +322,10 @@ export class AppendableBpe {
           break;
         }
       }
-      if (!found) return "none";
+      if (!found) {
+        this.#n = n0;
+        return "none";
+      }
     }
     return "ok";
   }
