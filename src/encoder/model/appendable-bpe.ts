@@ -203,8 +203,9 @@ export class AppendableIndex {
       for (let k = tb.unitStarts[id] as number; k < (tb.unitStarts[id + 1] as number); k++) bytes.push(tb.units[k] as number);
     };
     if (p >= 0) pushUnits(p);
+    const left = bytes.length;
     pushUnits(t);
-    const got = this.referenceMerge(bytes);
+    const got = this.referenceMerge(bytes, left);
     const ok = p >= 0 ? got.length === 2 && got[0] === p && got[1] === t : got.length === 1 && got[0] === t;
     this.#compatP[slot] = p + 1;
     this.#compatT[slot] = t;
@@ -216,12 +217,17 @@ export class AppendableIndex {
    * The BPE of a byte string by the crate's rule, plainly: join the adjacent pair of the lowest
    * rank, the leftmost among equal ranks, until none is left (no memo, no ignore_merges). The
    * reference the appendable encoder's compatibility rests on; quadratic, for short inputs.
+   * With `edge` (0 < edge < length), a merge joining the bytes before it to those after stops
+   * the loop early: the answer then only has to show that the two sides were joined (its symbols
+   * so far, fewer than the sides would give).
    */
-  referenceMerge(bytes: readonly number[]): number[] {
+  referenceMerge(bytes: readonly number[], edge = 0): number[] {
     const t = this.tables;
     if (this.#sym.length < bytes.length) this.#sym = new Int32Array(bytes.length * 2);
     const sym = this.#sym;
     let m = bytes.length;
+    // symbols before the edge (the edge moves left as they merge)
+    let cut = edge > 0 && edge < m ? edge : -1;
     for (let i = 0; i < m; i++) sym[i] = t.byteIds[bytes[i] as number] as number;
     for (;;) {
       let best = 0x7fffffff;
@@ -236,6 +242,10 @@ export class AppendableIndex {
         }
       }
       if (at < 0) break;
+      if (cut > 0) {
+        if (at === cut - 1) return [merged];
+        if (at < cut - 1) cut--;
+      }
       sym[at] = merged;
       for (let i = at + 1; i + 1 < m; i++) sym[i] = sym[i + 1] as number;
       m--;
