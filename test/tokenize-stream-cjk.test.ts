@@ -4,7 +4,8 @@
  * (encoder/model/appendable-bpe.ts, tokenize/stream-run.ts) instead of re-encoding the tail.
  *
  * - the appendable BPE equals the model's BPE on every prefix of random words over random
- *   monotone vocabularies, and refuses (never answers wrong) on a vocabulary out of rank order;
+ *   vocabularies, or refuses the word (never answers wrong) where merges are out of rank order;
+ * - run characters are NFC/NFKC-stable and never a composition's second character;
  * - on the bundled tokenizers, the counter's count and ids after every append equal the whole
  *   encode of the text so far, for random CJK / kana / Hangul / mixed texts and random chunks
  *   (pinned seeds); tokenizers without an open run stay exact;
@@ -114,6 +115,30 @@ test("appendable BPE: a vocabulary out of rank order is flagged, and a word meet
   const bytes = utf8.encode("xabc");
   assert.equal(w.push(bytes, 0, 3), "ok");
   assert.equal(w.push(bytes, 3, 4), "refused");
+});
+
+test("run characters are NFC/NFKC-stable starters that no composition takes second (every code point checked)", () => {
+  const runs: Array<[number, number]> = [[0x4e00, 0x9fa5], [0x3041, 0x3096], [0x30a1, 0x30fa], [0x30fc, 0x30fc], [0xac00, 0xd7a3]];
+  // every character after the first in any code point's canonical decomposition: the
+  // composition's possible second characters (and the combining marks)
+  const second = new Set<number>();
+  for (let c = 0; c < 0x110000; c++) {
+    if (c >= 0xd800 && c < 0xe000) continue;
+    const d = String.fromCodePoint(c).normalize("NFD");
+    if (d.length === 1) continue;
+    const cps = [...d];
+    for (let i = 1; i < cps.length; i++) second.add(cps[i]!.codePointAt(0) as number);
+  }
+  assert.ok(second.has(0x3099) && second.has(0x11a8), "the dakuten and a Hangul final are second characters");
+  for (const [a, b] of runs) {
+    for (let c = a; c <= b; c++) {
+      const ch = String.fromCharCode(c);
+      assert.ok(ch.normalize("NFC") === ch && ch.normalize("NFKC") === ch, `U+${c.toString(16)} is not stable`);
+      assert.ok(!second.has(c), `U+${c.toString(16)} can be a composition's second character`);
+      // and joined after any other run character it stays as it is
+      assert.equal(("가" + ch).normalize("NFC"), "가" + ch);
+    }
+  }
 });
 
 // ---- the counter on real tokenizers ----
