@@ -160,6 +160,9 @@ const chunking = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLen
 const SPECS: Array<{ name: AnyTokenizerName; run: "must" | "may" | "none" }> = [
   { name: "qwen3", run: "must" },
   { name: "deepseek_v3", run: "must" },
+  { name: "claude", run: "must" },
+  { name: "gpt4o", run: "must" },
+  { name: "gpt35turbo", run: "must" },
   { name: "llama3_1", run: "may" },
   { name: "gptoss", run: "may" },
   { name: "gemma3", run: "none" },
