@@ -28,6 +28,10 @@
  * (SentencePiece's prepended "▁") see the context they see in the whole text. Pieces seen
  * before are answered by the tokenizer's piece memo (PieceMemo); the rest are encoded.
  *
+ * An uncut tail ending in CJK ideographs, kana or Hangul that grows by more of them only grows
+ * its last pre-token: the counter keeps that pre-token as an open run (stream-run.ts, an
+ * appendable BPE) and counts such appends without encoding; any other append drops the run.
+ *
  * Layer: tokenize.
  */
 import { Pipeline } from "../encoder/pipeline.js";
