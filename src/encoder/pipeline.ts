@@ -84,7 +84,7 @@ export class Pipeline implements Encoder {
     }
     this.#cuts = p.sectionCuts ?? null;
     const model = p.model;
-    const chain = p.chain((text, s, e) => model.tokenize(text, s, e, this.#out));
+    const chain = p.chain((text, s, e) => this.#tokenize(text, s, e));
     const scanner = p.scanner;
     // the common shape — one scanner that only cuts, then the model — without a call per stage
     this.#pretokenize =
@@ -100,13 +100,39 @@ export class Pipeline implements Encoder {
             let a = s;
             for (let i = 0; i < n; i++) {
               const b = list[i] as number;
-              if (b > a) model.tokenize(text, a, b, out);
+              if (b > a) {
+                this.lastPiece.before = out.length;
+                model.tokenize(text, a, b, out);
+                this.#setLast(text, a, b, out.length);
+              }
               a = b;
             }
           };
   }
 
   readonly #ends = new Int32List(256);
+
+  /**
+   * The last pre-token the model read: the string it was read from (a normalized section, or the
+   * text), its offsets, and the length of the encode's output before and after its ids. The
+   * streaming counter reads it right after an encode (src/tokenize/stream.ts).
+   */
+  readonly lastPiece = { text: "", start: 0, end: 0, before: 0, after: 0 };
+
+  #setLast(text: string, s: number, e: number, after: number): void {
+    const l = this.lastPiece;
+    l.text = text;
+    l.start = s;
+    l.end = e;
+    l.after = after;
+  }
+
+  #tokenize(text: string, s: number, e: number): void {
+    const out = this.#out;
+    this.lastPiece.before = out.length;
+    this.model.tokenize(text, s, e, out);
+    this.#setLast(text, s, e, out.length);
+  }
 
   readonly #pushToken = (id: number): void => {
     this.#out.push(id);

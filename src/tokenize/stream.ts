@@ -28,11 +28,16 @@
  * (SentencePiece's prepended "▁") see the context they see in the whole text. Pieces seen
  * before are answered by the tokenizer's piece memo (PieceMemo); the rest are encoded.
  *
+ * An uncut tail ending in CJK ideographs, kana or Hangul that grows by more of them only grows
+ * its last pre-token: the counter keeps that pre-token as an open run (stream-run.ts, an
+ * appendable BPE) and counts such appends without encoding; any other append drops the run.
+ *
  * Layer: tokenize.
  */
 import { Pipeline } from "../encoder/pipeline.js";
 import { DeltatokError } from "../errors.js";
 import { U32List, type EncoderSource, type TokenEncoder } from "./encoder.js";
+import { appendableRuleFor, classOfAll, OPEN_RUN_MIN_TAIL, OpenRun, type AppendableRule } from "./stream-run.js";
 
 const SPACE_MARK = 0x2581; // "▁"
 
@@ -51,6 +56,12 @@ export interface StreamRule {
   readonly split: TokenSplitter | null;
   /** Tokens of pieces between cuts seen before, behind their anchors (null in "whole" mode). */
   readonly memo: PieceMemo | null;
+  /**
+   * How a counter keeps an uncut tail ending in a run of CJK, kana or Hangul characters as an open
+   * run (stream-run.ts), or null with `appendableReason` saying why the tokenizer has none.
+   */
+  readonly appendable: AppendableRule | null;
+  readonly appendableReason: string;
 }
 
 /** Pieces this long or longer (anchor excluded) are not memoized. */
@@ -160,7 +171,7 @@ const isWidePunct = (u: number): boolean =>
   (u >= 0xff5b && u <= 0xff64);
 
 function whole(reason: string): StreamRule {
-  return { mode: "whole", reason, isCut: () => false, split: null, memo: null };
+  return { mode: "whole", reason, isCut: () => false, split: null, memo: null, appendable: null, appendableReason: "no cut rule" };
 }
 
 /** UTF-8 length of s[from, to). */
@@ -308,6 +319,8 @@ function deriveRule(source: EncoderSource): StreamRule {
       split: null,
       isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
       memo: new PieceMemo(),
+      appendable: null,
+      appendableReason: "not a byte-level tokenizer (SentencePiece-style rule)",
     };
   }
 
@@ -317,6 +330,9 @@ function deriveRule(source: EncoderSource): StreamRule {
   const known = KNOWN_SPLITS.find((k) => sameList(k.patterns, splits));
   if (known === undefined) return whole("a split pattern without a proven cut rule");
   const newline = known.newlineRule;
+  const run = enc.byteLevel
+    ? appendableRuleFor(enc, known.patterns.length === 3, added.map((t) => (typeof t.content === "string" ? t.content : "")))
+    : "not a byte-level tokenizer";
   return {
     mode: "regex",
     reason: "",
@@ -326,6 +342,8 @@ function deriveRule(source: EncoderSource): StreamRule {
       return cut && !pairs.has(prev * 65536 + next);
     },
     memo: new PieceMemo(),
+    appendable: typeof run === "string" ? null : run.rule,
+    appendableReason: typeof run === "string" ? run : run.limit,
   };
 }
 
@@ -368,6 +386,19 @@ export interface TextCounterStats {
   pieceEncodes: number;
   /** Pieces between cuts answered by the tokenizer's piece memo (not encoded). */
   memoPieces: number;
+  /**
+   * Why the counter keeps no open run (the tokenizer has no appendable BPE), or what limits its
+   * runs (tokens made out of merge-rank order); "" when every run can be kept.
+   */
+  appendableReason: string;
+  /** Appends answered by the open run's appendable BPE (no encode). */
+  runAppends: number;
+  /** Suffix lookups and compatibility checks the open runs made (their work). */
+  runSteps: number;
+  /** Runs not opened because the appendable BPE disagreed with the encode (never expected). */
+  runMismatches: number;
+  /** Runs given up because their pre-token met a token made out of rank order (encoded whole instead). */
+  runRefusals: number;
 }
 
 /** Tokens of one piece: their number, and their ids when the counter keeps ids (never mutated: memos share them). */
@@ -403,6 +434,8 @@ export class TextStream {
    */
   #head = "";
   #tail = "";
+  /** The text's last unit (-1: none), read without flattening a tail grown by concatenation. */
+  #lastUnit = -1;
   #base = 0;
   /** A high surrogate held back from the end of the last chunk. */
   #pending = "";
@@ -411,7 +444,14 @@ export class TextStream {
   #cutAt = new U32List(16);
   #cutTokens = new U32List(16);
   #committedIds: U32List | null;
-  #tailIds: readonly number[] = [];
+  /** The tail's ids; null while the open run holds them. */
+  #tailIds: readonly number[] | null = [];
+  /** The open run at the end of the tail, or null. */
+  #run: OpenRun | null = null;
+  /** The open run's steps already added to the stats. */
+  #runStepsSeen = 0;
+  /** The checkpoint whose tail refused a run (no run is opened again before a new cut), or -1. */
+  #runRefusedAt = -1;
   /** Scratch: the cuts of the text an append counts. */
   readonly #bounds: number[] = [];
   #tailCount = 0;
@@ -440,6 +480,11 @@ export class TextStream {
       splitEncodes: 0,
       pieceEncodes: 0,
       memoPieces: 0,
+      appendableReason: rule.appendableReason,
+      runAppends: 0,
+      runSteps: 0,
+      runMismatches: 0,
+      runRefusals: 0,
     };
   }
 
@@ -477,9 +522,88 @@ export class TextStream {
     if (this.length + s.length + pending.length > this.#limits.maxChars) {
       throw new DeltatokError("DT_INPUT_TOO_LARGE", `streamed text is longer than ${this.#limits.maxChars} characters`, { path: "chunk" });
     }
+    const app = this.#rule.appendable;
+    // run characters after run characters of the same class: never a cut, only the open pre-token grows
+    const cls = app !== null && this.#pending === "" && this.#tail.length > 0 ? classOfAll(app, s) : 0;
+    const extends_ = cls !== 0 && app !== null && app.classOf(this.#lastUnit) === cls;
+    if (extends_ && this.#run !== null && this.#run.cls === cls && this.#appendRun(s)) {
+      this.#pending = pending;
+      return this.count;
+    }
     this.#recount(this.#head, this.#tail + s, this.#base, s.length);
     this.#pending = pending;
+    if (extends_ && app !== null && this.length - this.#committedAt() >= OPEN_RUN_MIN_TAIL) this.#openRun(app, cls);
     return this.count;
+  }
+
+  /** Appends run characters to the open run; false (the counter unchanged) when the caller must recount. */
+  #appendRun(s: string): boolean {
+    const run = this.#run as OpenRun;
+    const end = this.length + s.length;
+    const tailChars = end - this.#committedAt();
+    if (tailChars > this.#limits.maxLookBack) {
+      throw new DeltatokError(
+        "DT_STREAM_LOOKBACK",
+        `the last ${tailChars} characters have no safe cut (more than maxLookBack ${this.#limits.maxLookBack}); count the text whole with countText`,
+        { path: "chunk" },
+      );
+    }
+    const pushed = run.append(s);
+    if (pushed !== "ok") {
+      // a token out of rank order, or (impossible by the argument) no compatible candidate:
+      // recount the tail whole, say so, and open no run again before the next cut (the run, as it
+      // was, still answers for the text so far should the recount fail)
+      if (this.#tailIds === null) this.#tailIds = this.#limits.ids ? run.ids() : [];
+      this.#run = null;
+      if (pushed === "refused") this.#stats.runRefusals++;
+      else this.#stats.runMismatches++;
+      this.#runRefusedAt = this.#committedAt();
+      return false;
+    }
+    this.#tail += s;
+    this.#lastUnit = s.charCodeAt(s.length - 1);
+    this.#tailCount = run.count();
+    this.#tailIds = null;
+    const st = this.#stats;
+    st.appends++;
+    st.runAppends++;
+    st.runSteps += run.steps - this.#runStepsSeen;
+    this.#runStepsSeen = run.steps;
+    st.charsEncoded += s.length;
+    st.lastCharsEncoded = s.length;
+    if (s.length > st.maxCharsEncoded) st.maxCharsEncoded = s.length;
+    st.tailChars = tailChars;
+    return true;
+  }
+
+  /** Opens a run over the tail's last pre-token (once per run: one more encode of the tail). */
+  #openRun(app: AppendableRule, cls: number): void {
+    const c = this.#committedAt();
+    const a = c === 0 ? 0 : anchorStart(this.#tail, c, this.#base);
+    const t = this.#tail.slice(a - this.#base);
+    const skip = a < c ? this.#anchorCount(t.slice(0, c - a)) : 0;
+    if (this.#runRefusedAt === c) return;
+    let run: OpenRun | "skip" | "refused" | "mismatch";
+    try {
+      run = OpenRun.open(app, t, skip, cls, this.#limits.ids);
+    } catch {
+      // the same text was just encoded without error: not expected; the append stands, no run
+      run = "mismatch";
+    }
+    if (run === "mismatch") this.#stats.runMismatches++;
+    if (run === "refused") this.#stats.runRefusals++;
+    if (typeof run === "string") {
+      if (run !== "skip") this.#runRefusedAt = c;
+      return;
+    }
+    if (run.count() !== this.#tailCount) {
+      this.#stats.runMismatches++;
+      this.#runRefusedAt = c;
+      return;
+    }
+    this.#run = run;
+    this.#runStepsSeen = run.steps;
+    this.#stats.runSteps += run.steps;
   }
 
   /** The final count; the counter takes no more text until reset. A held-back half pair fails DT_LONE_SURROGATE. */
@@ -493,6 +617,7 @@ export class TextStream {
   reset(): void {
     this.#head = "";
     this.#tail = "";
+    this.#lastUnit = -1;
     this.#base = 0;
     this.#pending = "";
     this.#finished = false;
@@ -500,6 +625,8 @@ export class TextStream {
     this.#cutTokens.length = 1;
     if (this.#committedIds !== null) this.#committedIds.length = 0;
     this.#tailIds = [];
+    this.#run = null;
+    this.#runRefusedAt = -1;
     this.#tailCount = 0;
     this.#stats.committedChars = 0;
     this.#stats.committedTokens = 0;
@@ -551,9 +678,10 @@ export class TextStream {
   /** Committed token ids then the tail's (only when the counter keeps ids). */
   ids(): Uint32Array {
     if (this.#committedIds === null) throw new DeltatokError("DT_INVALID_OPTION", "this counter was opened without ids: true", { path: "ids" });
-    const out = new Uint32Array(this.#committedIds.length + this.#tailIds.length);
+    const tail = this.#tailIds ?? (this.#run as OpenRun).ids();
+    const out = new Uint32Array(this.#committedIds.length + tail.length);
     out.set(this.#committedIds.data.subarray(0, this.#committedIds.length));
-    out.set(this.#tailIds, this.#committedIds.length);
+    out.set(tail, this.#committedIds.length);
     return out;
   }
 
@@ -680,9 +808,11 @@ export class TextStream {
     const newBase = Math.max(wBase, anchorStart(w, this.#cutAt.data[k] as number, wBase));
     this.#head = newBase > wBase ? head + w.slice(0, newBase - wBase) : head;
     this.#tail = w.slice(newBase - wBase);
+    this.#lastUnit = w.length > 0 ? w.charCodeAt(w.length - 1) : -1;
     this.#base = newBase;
     this.#tailIds = tail.ids ?? [];
     this.#tailCount = tail.count;
+    this.#run = null;
     const st = this.#stats;
     st.appends++;
     st.memoPieces += fromMemo;
