@@ -248,7 +248,7 @@ export function checkTokenizerJson(parsed: unknown, file: string, source: "file"
 /** A model's vocabulary size as the Rust crate counts it (`get_vocab_size`: its distinct tokens). */
 export function modelVocabSize(json: TokenizerJson, encoder: Encoder): number {
   // deltatok's BPE tables counted them while building
-  const tokenCount = (encoder as { model?: { tables?: { tokenCount?: unknown } } }).model?.tables?.tokenCount;
+  const tokenCount = (encoder as { model?: { tables?: { buffers?: { tokenCount?: unknown } } } }).model?.tables?.buffers?.tokenCount;
   if (typeof tokenCount === "number") return tokenCount;
   const vocab = json.model["vocab"];
   if (Array.isArray(vocab)) return vocab.length;
