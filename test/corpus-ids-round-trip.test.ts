@@ -127,8 +127,7 @@ test("tokenize and rollout --format binary hold every id as sent; the Python rea
 
 test("merge of shards writes every id as the unsharded run does (JSONL and binary)", async () => {
   for (const [command, format] of [
-    ["replay", "jsonl"],
-    ["tokenize", "jsonl"],
+    ["replay", "jsonl"], // tokenize and rollout JSONL go through the same record writer and merge
     ["tokenize", "binary"],
     ["rollout", "binary"],
   ] as const) {
