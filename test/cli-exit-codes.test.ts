@@ -3,7 +3,8 @@
  * tokenize): a chat template that does not parse (`--template`) and a corpus that cannot be read
  * (missing, a directory) are fatal — exit 1 with the coded error on stderr, nothing written —
  * while /dev/null, an empty file and a FIFO are corpora like any other (exit 0); an output file
- * that cannot be written is DT_OUTPUT_UNWRITABLE (exit 1), not a crash.
+ * that cannot be written is DT_OUTPUT_UNWRITABLE (exit 1), not a crash. Both are checked before
+ * the tokenizer is loaded, so a mistyped path fails at once.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -87,4 +88,24 @@ test("an output that cannot be written (--out a directory, --summary in a missin
     assert.match(r.stderr, /DT_OUTPUT_UNWRITABLE/, args.join(" "));
     assert.doesNotMatch(r.stderr, /Unhandled|DT_INTERNAL/, args.join(" "));
   }
+});
+
+test("the corpus and the outputs are checked before the tokenizer loads: a bad path is its own error, whatever the tokenizer", async () => {
+  // a tokenizer that cannot load: had it been loaded first, every case would be its error
+  const noTokenizer = ["--tokenizer", join(dir, "no-such-tokenizer")];
+  for (const [cmd] of [...commands, ["rollout", []] as [string, string[]]]) {
+    const missing = await runCli([cmd, join(dir, "missing.jsonl"), ...base, ...noTokenizer]);
+    assert.equal(missing.code, 1, `${cmd}: ${missing.stderr}`);
+    assert.match(missing.stderr, /DT_CORPUS_UNREADABLE: cannot read corpus .*missing\.jsonl: no such file/, cmd);
+    const outDir = await runCli([cmd, corpus, ...base, ...noTokenizer, "--out", aDirectory]);
+    assert.equal(outDir.code, 1, `${cmd}: ${outDir.stderr}`);
+    assert.match(outDir.stderr, /DT_OUTPUT_UNWRITABLE: cannot write .*a-directory: it is a directory/, cmd);
+    const summary = await runCli([cmd, corpus, ...base, ...noTokenizer, "--summary", join(dir, "nowhere", "s.json")]);
+    assert.equal(summary.code, 1, `${cmd}: ${summary.stderr}`);
+    assert.match(summary.stderr, /DT_OUTPUT_UNWRITABLE: cannot write .*s\.json: its directory does not exist/, cmd);
+  }
+  // with paths that are fine, the tokenizer's own error
+  const r = await runCli(["replay", corpus, ...base, ...noTokenizer]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.doesNotMatch(r.stderr, /DT_CORPUS_UNREADABLE|DT_OUTPUT_UNWRITABLE/);
 });

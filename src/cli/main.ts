@@ -7,7 +7,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { stat } from "node:fs/promises";
-import { writeFile } from "./output.js";
+import { checkOutputPath, writeFile } from "./output.js";
+import { checkCorpus } from "../corpus/corpus.js";
 import { DeltatokError, toDeltatokError } from "../errors.js";
 import { Deltatok } from "../api/deltatok.js";
 import { DEFAULTS, type DeltatokOptions } from "../api/options.js";
@@ -205,6 +206,18 @@ function progressFlag(v: Values): boolean | undefined {
   if (v["no-progress"] === true) return false;
   if (v.progress === true) return true;
   return undefined;
+}
+
+const CORPUS_COMMANDS = new Set(["replay", "render", "verify", "tokenize", "rollout"]);
+
+/**
+ * What a corpus command can check before it loads its tokenizer (about a second of CPU): the
+ * corpus is readable (not opened, so a FIFO is not consumed) and `--out` / `--summary` could be
+ * written. The same codes and messages as when they are opened; a mistyped path fails at once.
+ */
+async function preflight(corpus: string, v: Values): Promise<void> {
+  await checkCorpus(corpus);
+  for (const out of [v.out, v.summary]) if (typeof out === "string" && out !== "") await checkOutputPath(out);
 }
 
 async function loadDeltatok(v: Values): Promise<{ dt: Deltatok; loadSeconds: number }> {
@@ -594,6 +607,7 @@ export async function main(argv: string[], control: RunControl = new RunControl(
     if (v["worker-heap-mb"] !== undefined && !["replay", "tokenize", "rollout"].includes(cmd)) throw new UsageError("--worker-heap-mb applies to replay, tokenize and rollout only");
     if (v.shard !== undefined && !["replay", "tokenize", "verify", "rollout"].includes(cmd)) throw new UsageError("--shard applies to replay, tokenize, verify and rollout");
     if (v["check-encoder"] !== undefined && cmd !== "verify") throw new UsageError("--check-encoder applies to verify only");
+    if (CORPUS_COMMANDS.has(cmd) && rest.length === 1) await preflight(rest[0] as string, v);
     switch (cmd) {
       case "replay":
       case "render": {

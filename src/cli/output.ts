@@ -9,7 +9,8 @@
  * of the full output.
  */
 import { createWriteStream, openSync, type WriteStream } from "node:fs";
-import { writeFile as fsWriteFile } from "node:fs/promises";
+import { stat, writeFile as fsWriteFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { createHash, type Hash } from "node:crypto";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
@@ -21,6 +22,18 @@ function unwritable(path: string, e: unknown): DeltatokError {
   const why =
     code === "EISDIR" ? "it is a directory" : code === "ENOENT" ? "its directory does not exist" : code === "EACCES" || code === "EPERM" ? "permission denied" : String((e as Error)?.message ?? e);
   return new DeltatokError("DT_OUTPUT_UNWRITABLE", `cannot write ${path}: ${why}`, { cause: e });
+}
+
+/**
+ * Fails now, with the code and message opening `path` for writing would give, where that could not
+ * succeed: `path` is a directory or its directory does not exist. Nothing is created (a command
+ * checks its outputs this way before loading its tokenizer, and opens them when it starts).
+ */
+export async function checkOutputPath(path: string): Promise<void> {
+  const isDir = await stat(path).then((s) => s.isDirectory(), () => false);
+  if (isDir) throw unwritable(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
+  const parent = await stat(dirname(path)).then((s) => s.isDirectory(), () => false);
+  if (!parent) throw unwritable(path, Object.assign(new Error("no such directory"), { code: "ENOENT" }));
 }
 
 /** Opens `path` for writing now (so a bad path fails before any work) as a stream whose errors are coded. */
