@@ -3,7 +3,11 @@
 // re-encoded per append) and one whole encode, in one process. Prints one JSON line per
 // tokenizer and length; every streamed count is checked against the whole encode.
 //
-//   npm run build && node bench/stream-cjk.mjs [--tokenizers qwen3,deepseek_v3] [--lengths 6000,24000] [--no-before]
+//   npm run build && node bench/stream-cjk.mjs [--tokenizers qwen3,deepseek_v3] [--lengths 6000,24000] [--no-before] [--text japanese]
+//
+// --text japanese: Japanese prose instead (sentences of 20–40 kana and ideographs, each ending in
+// a kana and 。); "before" is then the counter without the kana / Hangul cut of rule 1 (a kana
+// before 。 no cut, as before that rule), open run on in both.
 //
 // CPU time (process.cpuUsage). "whole": best of 5 warm encodes of the final text; "after": best of
 // two streams after a first one (after_first_ms). The appendable index is built once per
@@ -19,6 +23,7 @@ const arg = (name, dflt) => {
 const tokenizers = arg("--tokenizers", "qwen3,deepseek_v3").split(",");
 const lengths = arg("--lengths", "6000,24000").split(",").map(Number);
 const before = !process.argv.includes("--no-before");
+const japanese = arg("--text", "ideographs") === "japanese";
 
 const IDEOGRAPHS = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自能";
 function ideographs(n, seed) {
@@ -30,6 +35,27 @@ function ideographs(n, seed) {
   }
   return s;
 }
+
+const KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲンー";
+function japaneseProse(n, seed) {
+  let x = seed;
+  const next = (m) => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x >>> 8) % m;
+  };
+  const ENDS = ["です", "ました", "ない", "ます", "った"];
+  let s = "";
+  while (s.length < n) {
+    const len = 20 + next(21);
+    let sentence = "";
+    while (sentence.length < len) sentence += next(3) === 0 ? IDEOGRAPHS[next(IDEOGRAPHS.length)] : KANA[next(KANA.length)];
+    s += sentence + ENDS[next(ENDS.length)] + "。";
+  }
+  return s.slice(0, n);
+}
+const textOf = japanese ? japaneseProse : ideographs;
+/** Kana letters and Hangul syllables: the letters rule 1 cuts after since the kana cut. */
+const kanaOrHangul = (u) => (u >= 0x3041 && u <= 0x3096) || (u >= 0x30a1 && u <= 0x30fa) || u === 0x30fc || (u >= 0xac00 && u <= 0xd7a3);
 
 const cpu = (f) => {
   const a = process.cpuUsage();
@@ -50,7 +76,7 @@ for (const name of tokenizers) {
   };
   stream(rule, ideographs(6000, 1)); // warm: the JIT and the compatibility cache
   for (const n of lengths) {
-    const text = ideographs(n, 20261202 + n);
+    const text = textOf(n, 20261202 + n);
     let whole = Infinity;
     let count = 0;
     for (let k = 0; k < 5; k++) {
@@ -64,6 +90,7 @@ for (const name of tokenizers) {
     const after = runs.slice(1).reduce((a, b) => (b.ms < a.ms ? b : a), runs[1]);
     const out = {
       tokenizer: name,
+      text: japanese ? "japanese" : "ideographs",
       chars: n,
       tokens: count,
       index_ms: index === null ? null : +index.ms.toFixed(1),
@@ -74,11 +101,15 @@ for (const name of tokenizers) {
       after_ratio: +(after.ms / whole).toFixed(2),
       after_chars_encoded: after.r.stats().charsEncoded,
       after_run_appends: after.r.stats().runAppends,
+      after_max_chars_encoded: after.r.stats().maxCharsEncoded,
     };
     if (before) {
-      const b = cpu(() => stream({ ...rule, appendable: null, appendableReason: "off" }, text));
+      const off = japanese
+        ? { ...rule, isCut: (p, q) => rule.isCut(p, q) && !kanaOrHangul(p) }
+        : { ...rule, appendable: null, appendableReason: "off" };
+      const b = cpu(() => stream(off, text));
       if (b.r.count !== count) throw new Error(`${name} ${n}: counted ${b.r.count}, whole ${count}`);
-      Object.assign(out, { before_ms: +b.ms.toFixed(1), before_ratio: +(b.ms / whole).toFixed(1), before_chars_encoded: b.r.stats().charsEncoded });
+      Object.assign(out, { before_ms: +b.ms.toFixed(1), before_ratio: +(b.ms / whole).toFixed(1), before_chars_encoded: b.r.stats().charsEncoded, before_max_chars_encoded: b.r.stats().maxCharsEncoded });
     }
     process.stdout.write(JSON.stringify(out) + "\n");
   }

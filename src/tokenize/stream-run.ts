@@ -38,6 +38,12 @@ function runClass(u: number, deepseek: boolean): number {
 }
 
 /**
+ * Whether a unit is a run character (any class): the letters cut rule 1 also cuts after
+ * (src/tokenize/README.md, "Streaming cut rules").
+ */
+export const isRunCharacter = (u: number): boolean => runClass(u, false) !== 0;
+
+/**
  * The appendable rule of a byte-level tokenizer with a regex cut rule and what limits it ("" when
  * nothing does), or the reason it has none. `added`: the added tokens' contents (none may hold a
  * run character, as matched or normalized).

@@ -9,7 +9,8 @@
  * rules", has the argument per family):
  *
  * - byte-level BPE behind a known split pattern (Qwen, Llama 3, GPT-4o / o200k, cl100k,
- *   DeepSeek-V3, GPT-2's): an ASCII letter or CJK ideograph followed by an ASCII character that
+ *   DeepSeek-V3, GPT-2's): an ASCII letter or a run character (CJK ideograph, kana letter, Hangul
+ *   syllable: stream-run.ts) followed by an ASCII character that
  *   is not a letter or an apostrophe, or by CJK / full-width punctuation (isWidePunct); and, for the patterns that try `\s*[\r\n]+` before
  *   `\s+(?!\S)`, a newline followed by an ASCII letter or CJK ideograph;
  * - SentencePiece-style BPE over whole pieces (Llama 2, Gemma, Gemini: spaces replaced by "▁",
@@ -37,7 +38,7 @@
 import { Pipeline } from "../encoder/pipeline.js";
 import { DeltatokError } from "../errors.js";
 import { U32List, type EncoderSource, type TokenEncoder } from "./encoder.js";
-import { appendableRuleFor, classOfAll, OPEN_RUN_MIN_TAIL, OpenRun, type AppendableRule } from "./stream-run.js";
+import { appendableRuleFor, classOfAll, isRunCharacter, OPEN_RUN_MIN_TAIL, OpenRun, type AppendableRule } from "./stream-run.js";
 
 const SPACE_MARK = 0x2581; // "▁"
 
@@ -338,7 +339,7 @@ function deriveRule(source: EncoderSource): StreamRule {
     reason: "",
     split: enc.byteLevel ? byteLevelSplitter(enc, identity ? null : (normalizer.type as "NFC" | "NFKC")) : null,
     isCut: (prev, next) => {
-      const cut = ((isAsciiLetter(prev) || isCjk(prev)) && (isAsciiBreak(next) || isWidePunct(next))) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
+      const cut = ((isAsciiLetter(prev) || isRunCharacter(prev)) && (isAsciiBreak(next) || isWidePunct(next))) || (newline && prev === 0x0a && (isAsciiLetter(next) || isCjk(next)));
       return cut && !pairs.has(prev * 65536 + next);
     },
     memo: new PieceMemo(),
