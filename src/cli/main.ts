@@ -208,14 +208,14 @@ function progressFlag(v: Values): boolean | undefined {
   return undefined;
 }
 
-const CORPUS_COMMANDS = new Set(["replay", "render", "verify", "tokenize", "rollout"]);
-
 /**
- * What a corpus command can check before it loads its tokenizer (about a second of CPU): the
- * corpus is readable (not opened, so a FIFO is not consumed) and `--out` / `--summary` could be
- * written. The same codes and messages as when they are opened; a mistyped path fails at once.
+ * What a corpus command checks after its flags and before it loads its tokenizer (about a second
+ * of CPU): the flags' Deltatok options (usage errors first), then that the corpus is readable (not
+ * opened, so a FIFO is not consumed) and `--out` / `--summary` could be written — the same codes
+ * and messages as when they are opened, so a mistyped path fails at once.
  */
 async function preflight(corpus: string, v: Values): Promise<void> {
+  deltatokOptions(v);
   await checkCorpus(corpus);
   for (const out of [v.out, v.summary]) if (typeof out === "string" && out !== "") await checkOutputPath(out);
 }
@@ -301,6 +301,7 @@ async function cmdReplay(file: string, v: Values, control: RunControl): Promise<
     signal: control.signal,
   };
   const spec = shardFlag(v);
+  await preflight(file, v);
   const shard = spec === undefined ? undefined : await shardOutput("replay", file, spec, v, { osl: ro.osl });
   if (spec !== undefined) ro.shard = spec;
   let summary: ReplaySummary;
@@ -392,6 +393,7 @@ async function replayOnWorkers(file: string, v: Values, ro: ReplayOptions, worke
 
 async function cmdRender(file: string, v: Values, control: RunControl): Promise<number> {
   const kwargs = kwargsFlag(v);
+  await preflight(file, v);
   const { dt, loadSeconds } = await loadDeltatok(v);
   const out = new JsonlWriter(v.out);
   let summary;
@@ -424,6 +426,7 @@ async function cmdVerify(file: string, v: Values, control: RunControl): Promise<
   if (options.mode !== undefined) throw new UsageError("verify compares both modes itself; drop --mode");
   const maxReported = intFlag(v["max-diffs"], "max-diffs") ?? 20;
   const spec = shardFlag(v);
+  await preflight(file, v);
   const shard = spec === undefined ? undefined : await shardOutput("verify", file, spec, v, { final: v.final === true, max_diffs: maxReported, check_encoder: v["check-encoder"] === true });
   const [inc, full] = await Promise.all([Deltatok.create({ ...options, mode: "incremental" }), Deltatok.create({ ...options, mode: "full" })]);
   const tok = inc.tokenizer.tokenizer;
@@ -489,6 +492,7 @@ async function cmdTraining(cmd: "tokenize" | "rollout", file: string, v: Values,
   // the scheduled path reads the file twice (an index, then each line as it starts)
   if (workers > 0 && !(await isRegularFile(file))) throw new UsageError(`${cmd} --workers needs a regular corpus file (not stdin or a pipe): drop --workers, or write the corpus to a file first`);
   const spec = shardFlag(v);
+  await preflight(file, v);
   const shard = spec === undefined ? undefined : await shardOutput(cmd, file, spec, v, { format });
   const o = {
     chatTemplateKwargs: kwargs,
@@ -607,7 +611,6 @@ export async function main(argv: string[], control: RunControl = new RunControl(
     if (v["worker-heap-mb"] !== undefined && !["replay", "tokenize", "rollout"].includes(cmd)) throw new UsageError("--worker-heap-mb applies to replay, tokenize and rollout only");
     if (v.shard !== undefined && !["replay", "tokenize", "verify", "rollout"].includes(cmd)) throw new UsageError("--shard applies to replay, tokenize, verify and rollout");
     if (v["check-encoder"] !== undefined && cmd !== "verify") throw new UsageError("--check-encoder applies to verify only");
-    if (CORPUS_COMMANDS.has(cmd) && rest.length === 1) await preflight(rest[0] as string, v);
     switch (cmd) {
       case "replay":
       case "render": {
