@@ -15,6 +15,7 @@
 import { TextStream, streamRuleFor } from "../dist/src/tokenize/stream.js";
 import { TokenEncoder } from "../dist/src/tokenize/encoder.js";
 import { rawTokenizer } from "../dist/test/helpers/tokenizers.js";
+import { ideographs, japaneseProse } from "../dist/test/helpers/cjk-text.js";
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -26,34 +27,7 @@ const before = !process.argv.includes("--no-before");
 const japanese = arg("--text", "ideographs") === "japanese";
 
 const IDEOGRAPHS = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自能";
-function ideographs(n, seed) {
-  let x = seed;
-  let s = "";
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    s += IDEOGRAPHS[(x >>> 8) % IDEOGRAPHS.length];
-  }
-  return s;
-}
-
-const KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲンー";
-function japaneseProse(n, seed) {
-  let x = seed;
-  const next = (m) => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return (x >>> 8) % m;
-  };
-  const ENDS = ["です", "ました", "ない", "ます", "った"];
-  let s = "";
-  while (s.length < n) {
-    const len = 20 + next(21);
-    let sentence = "";
-    while (sentence.length < len) sentence += next(3) === 0 ? IDEOGRAPHS[next(IDEOGRAPHS.length)] : KANA[next(KANA.length)];
-    s += sentence + ENDS[next(ENDS.length)] + "。";
-  }
-  return s.slice(0, n);
-}
-const textOf = japanese ? japaneseProse : ideographs;
+const textOf = (n, seed) => (japanese ? japaneseProse : ideographs)(n, seed, IDEOGRAPHS);
 /** Kana letters and Hangul syllables: the letters rule 1 cuts after since the kana cut. */
 const kanaOrHangul = (u) => (u >= 0x3041 && u <= 0x3096) || (u >= 0x30a1 && u <= 0x30fa) || u === 0x30fc || (u >= 0xac00 && u <= 0xd7a3);
 
@@ -74,7 +48,7 @@ for (const name of tokenizers) {
     for (let i = 0; i < text.length; i += 2) s.append(text.slice(i, i + 2));
     return s;
   };
-  stream(rule, ideographs(6000, 1)); // warm: the JIT and the compatibility cache
+  stream(rule, ideographs(6000, 1, IDEOGRAPHS)); // warm: the JIT and the compatibility cache
   for (const n of lengths) {
     const text = textOf(n, 20261202 + n);
     let whole = Infinity;

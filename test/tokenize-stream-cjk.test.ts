@@ -32,6 +32,7 @@ import { TokenEncoder } from "../src/tokenize/encoder.js";
 import { streamRuleFor, TextStream } from "../src/tokenize/stream.js";
 import { modelsDir, rawTokenizer, type AnyTokenizerName } from "./helpers/tokenizers.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
+import { KANA, ideographs, japaneseProse } from "./helpers/cjk-text.js";
 
 const SEED = 20261202;
 const utf8 = new TextEncoder();
@@ -182,7 +183,6 @@ test("run characters are NFC/NFKC-stable starters that no composition takes seco
 // ---- the counter on real tokenizers ----
 
 const IDEOGRAPHS = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自能码";
-const KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲンー";
 const HANGUL = "가나다라마바사아자차카타파하한국어의는을를이가에서고";
 /** Not run characters, each next to run characters somewhere: punctuation, ASCII, spaces, newlines, a combining mark, a jamo, a compatibility ideograph, 々, ・, a digit. */
 const OTHERS = ["。", "、", "，", "「", "」", " ", "\n", "a", "Z", "'", "1", "\u3099", "\u11a8", "\uf900", "々", "・", "😀"];
@@ -289,36 +289,11 @@ for (const name of ["qwen3", "deepseek_v3", "llama3_1", "gptoss", "gpt4o", "clau
   });
 }
 
-/** Japanese sentences of 20–40 characters, each ending in a kana and 。 (never an ideograph before it). */
-function japaneseProse(n: number, seed: number): string {
-  let x = seed;
-  const next = (m: number): number => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return (x >>> 8) % m;
-  };
-  const ENDS = ["です", "ました", "ない", "ます", "った"];
-  let s = "";
-  while (s.length < n) {
-    const len = 20 + next(21);
-    let sentence = "";
-    while (sentence.length < len) sentence += next(3) === 0 ? IDEOGRAPHS[next(IDEOGRAPHS.length)] : KANA[next(KANA.length)];
-    s += sentence + ENDS[next(ENDS.length)] + "。";
-  }
-  return s.slice(0, n);
-}
-
 for (const name of ["qwen3", "deepseek_v3"] as const) {
   test(`${name}: Japanese prose with 。 after a kana every ~30 characters, 2 characters per append: bounded work per append, counts exact`, async () => {
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
     const work = (n: number): { chars: number; max: number } => {
-      const text = japaneseProse(n, SEED);
-      const c = dt.textCounter();
-      for (let i = 0; i < n; i += 2) {
-        const got = c.append(text.slice(i, i + 2));
-        if (i % 500 === 0) assert.equal(got, dt.countText(text.slice(0, i + 2)));
-      }
-      assert.equal(c.finish(), dt.countText(text));
-      const s = c.stats();
+      const s = streamWork(dt, japaneseProse(n, SEED, IDEOGRAPHS), 500);
       assert.ok(s.tailChars < 60, `the tail since the last 。 is ${s.tailChars} characters`);
       return { chars: s.charsEncoded, max: s.maxCharsEncoded };
     };
@@ -333,28 +308,25 @@ for (const name of ["qwen3", "deepseek_v3"] as const) {
 
 // ---- work ----
 
-function ideographs(n: number, seed: number): string {
-  let x = seed;
-  let s = "";
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    s += IDEOGRAPHS[(x >>> 8) % IDEOGRAPHS.length];
+/**
+ * Streams `text` 2 characters per append, checking the count against a whole encode every
+ * `checkEvery` characters and at the end; the counter's stats after.
+ */
+function streamWork(dt: Deltatok, text: string, checkEvery: number): ReturnType<TextStream["stats"]> {
+  const c = dt.textCounter();
+  for (let i = 0; i < text.length; i += 2) {
+    const got = c.append(text.slice(i, i + 2));
+    if (i % checkEvery === 0) assert.equal(got, dt.countText(text.slice(0, i + 2)));
   }
-  return s;
+  assert.equal(c.finish(), dt.countText(text));
+  return c.stats();
 }
 
 for (const name of ["qwen3", "deepseek_v3"] as const) {
   test(`${name}: unpunctuated ideographs in 2-character chunks: work grows linearly (12k under 2.5× of 6k), counts exact`, async () => {
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
     const work = (n: number): { steps: number; chars: number } => {
-      const text = ideographs(n, SEED);
-      const c = dt.textCounter();
-      for (let i = 0; i < n; i += 2) {
-        const got = c.append(text.slice(i, i + 2));
-        if (i % 1000 === 0) assert.equal(got, dt.countText(text.slice(0, i + 2)));
-      }
-      assert.equal(c.finish(), dt.countText(text));
-      const s = c.stats();
+      const s = streamWork(dt, ideographs(n, SEED, IDEOGRAPHS), 1000);
       assert.equal(s.tailChars, n, "no cut in the run");
       assert.ok(s.runAppends >= n / 2 - 20, `${s.runAppends} appends by the run`);
       return { steps: s.runSteps, chars: s.charsEncoded };
