@@ -13,42 +13,53 @@
 // that read the wall clock, which then run once, on a day that is not today. A file still running after
 // --timeout-s (default 900) is killed and counted as failed. Files run longest-first by the
 // table below (measured on a 2-CPU machine); files not in it run after, in name order.
+//
+// Concurrency defaults to one more file than the machine has CPUs: a file that waits (a server
+// starting, a child process, a timeout under test) leaves its CPU to the extra one, and when all
+// are busy the kernel shares the CPUs among them, so the suite's wall time stays near its CPU time
+// divided by the CPUs. On Linux the CPU time of each file's process and of the processes it waited
+// for is read from the runner's own /proc/self/stat (cutime + cstime, which grow as a child is
+// reaped) and printed with the wall time: where the suite's time goes, and how close it is to the
+// CPU bound.
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// Files that took longest in a full run on a 2-CPU machine (longest first); started first so
-// the tail of a run is not one long file running alone.
+// Files that took the most CPU in a full run on a 2-CPU machine (most first, 2026-12-02); started
+// first so the tail of a run is not one long file running alone.
 const SLOW_FIRST = [
   "client-python-unittest.test.js",
-  "corpus-ids-round-trip.test.js",
   "cli-shard-merge-outputs.test.js",
-  "python-transformers-matrix.test.js",
-  "cli-replay-signals.test.js",
-  "hostile-template.test.js",
-  "cli-exit-codes.test.js",
-  "cli-tokenize.test.js",
   "stream-counter.test.js",
-  "load-shared-tables.test.js",
-  "cli-shard-merge.test.js",
-  "cli-rollout.test.js",
-  "pool-shared-tables.test.js",
-  "tokenize-regex-oniguruma.test.js",
-  "pool-worker-memory.test.js",
-  "budget.test.js",
-  "pool-cli-replay.test.js",
-  "cli-merge-refusals.test.js",
-  "serve-python-client.test.js",
+  "hostile-template.test.js",
   "encoder-ids.test.js",
+  "corpus-ids-round-trip.test.js",
+  "cli-tokenize.test.js",
+  "cli-shard-merge.test.js",
+  "cli-replay-signals.test.js",
   "api-vocabulary.test.js",
-  "formats-incremental.test.js",
   "serve-cluster-nginx.test.js",
+  "tokenize-regex-oniguruma.test.js",
+  "python-transformers-matrix.test.js",
+  "budget.test.js",
+  "load-shared-tables.test.js",
+  "cli-exit-codes.test.js",
+  "cli-rollout.test.js",
+  "formats-incremental.test.js",
+  "incremental-equals-full.test.js",
+  "tokenize-stream-cjk.test.js",
+  "load-hostile-files.test.js",
+  "pool-shared-tables.test.js",
+  "api-stream-counter.test.js",
+  "rollout.test.js",
+  "cli-merge-tampered.test.js",
+  "tokenize-offsets.test.js",
 ];
 
 function parseArgs(argv) {
-  const options = { concurrency: Math.max(2, availableParallelism()), clockAhead: false, clockAheadFiles: null, timeoutS: 900, paths: [] };
+  const options = { concurrency: availableParallelism() + 1, clockAhead: false, clockAheadFiles: null, timeoutS: 900, paths: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--concurrency") options.concurrency = positive(argv[++i], arg);
@@ -109,6 +120,23 @@ const clock = (ms) => {
   return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
 };
 
+/**
+ * CPU ms of the children this process has reaped (user + system, with what they reaped), or null
+ * where /proc is absent. Clock ticks are 100 per second on Linux (USER_HZ).
+ */
+function reapedCpuMs() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // after "pid (comm) ": state is field 3, so cutime (16) and cstime (17) are at 13 and 14
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+let reapedSeen = reapedCpuMs();
+
 function runFile(file, options) {
   const hook = resolve(fileURLToPath(new URL("../test/hooks/clock-ahead.mjs", import.meta.url)));
   const args = [];
@@ -129,13 +157,21 @@ function runFile(file, options) {
       timedOut = true;
       child.kill("SIGKILL");
     }, options.timeoutS * 1000);
+    let cpuMs = null;
+    child.on("exit", () => {
+      // the child was just reaped: what the reaped CPU grew by since the last exit is its own
+      // (two children reaped at once are counted to the first; the total stays exact)
+      const now = reapedCpuMs();
+      if (now !== null && reapedSeen !== null) cpuMs = now - reapedSeen;
+      reapedSeen = now;
+    });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
       const ms = performance.now() - started;
       const ok = code === 0 && !timedOut;
       if (timedOut) output += `\n[run-tests] killed after ${options.timeoutS} s\n`;
       else if (signal) output += `\n[run-tests] ended by ${signal}\n`;
-      done({ file, ok, ms, output, ...counts(output) });
+      done({ file, ok, ms, cpuMs, output, ...counts(output) });
     });
   });
 }
@@ -144,6 +180,7 @@ async function main() {
   const options = parseArgs(process.argv.slice(2));
   const files = order(options.paths.flatMap((p) => collect(p, [])));
   const started = performance.now();
+  const cpuAtStart = reapedCpuMs();
   const results = [];
   let next = 0;
   const say = (line) => process.stdout.write(`${line}\n`);
@@ -158,7 +195,7 @@ async function main() {
       const skipped = r.skipped ? `, ${r.skipped} skipped` : "";
       say(
         `[${String(results.length).padStart(String(files.length).length)}/${files.length}] ${r.ok ? "ok  " : "FAIL"} ` +
-          `${basename(file)}: ${r.pass}/${r.tests} passed${skipped} in ${clock(r.ms)} ` +
+          `${basename(file)}: ${r.pass}/${r.tests} passed${skipped} in ${clock(r.ms)}${r.cpuMs === null ? "" : `, CPU ${clock(r.cpuMs)}`} ` +
           `(${clock(performance.now() - started)} so far, ${left} left)`,
       );
     }
@@ -169,9 +206,16 @@ async function main() {
   const total = results.reduce((a, r) => ({ tests: a.tests + r.tests, pass: a.pass + r.pass, skipped: a.skipped + r.skipped }), { tests: 0, pass: 0, skipped: 0 });
   const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
   say(`\nslowest: ${slowest.map((r) => `${basename(r.file)} ${clock(r.ms)}`).join(", ")}`);
+  const wall = performance.now() - started;
+  const cpuEnd = reapedCpuMs();
+  const cpu = cpuEnd === null || cpuAtStart === null ? "" : `, CPU ${clock(cpuEnd - cpuAtStart)} on ${availableParallelism()} CPUs (wall ≥ ${clock((cpuEnd - cpuAtStart) / availableParallelism())})`;
+  if (cpu !== "") {
+    const hungriest = [...results].filter((r) => r.cpuMs !== null).sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 8);
+    say(`most CPU: ${hungriest.map((r) => `${basename(r.file)} ${clock(r.cpuMs)}`).join(", ")}`);
+  }
   say(
     `${results.length} files, ${total.tests} tests: ${total.pass} passed, ${total.skipped} skipped, ` +
-      `${failed.length} files failed; ${clock(performance.now() - started)}`,
+      `${failed.length} files failed; ${clock(wall)}${cpu}`,
   );
   process.exitCode = failed.length === 0 ? 0 : 1;
 }

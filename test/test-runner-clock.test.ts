@@ -52,3 +52,25 @@ test("--clock-ahead-files: matching files (and their child processes) run 400 da
   assert.equal(swapped.status, 1);
   assert.match(swapped.stdout, /2 files failed/);
 });
+
+test("the runner reports each file's CPU time and the suite's (Linux: from /proc/self/stat)", { skip: process.platform !== "linux" && "no /proc" }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "deltatok-runner-"));
+  // a file that burns about 300 ms of CPU in a child node process it waits for
+  const file = join(dir, "busy.test.mjs");
+  writeFileSync(
+    file,
+    [
+      'import { test } from "node:test";',
+      'import { execFileSync } from "node:child_process";',
+      'test("busy", () => { execFileSync(process.execPath, ["-e", "const e = process.cpuUsage().user + 300000; while (process.cpuUsage().user < e);"]); });',
+    ].join("\n"),
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: "" };
+  delete env.NODE_TEST_CONTEXT;
+  const r = spawnSync(process.execPath, [repoPath("scripts", "run-tests.mjs"), file], { encoding: "utf8", env });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /busy\.test\.mjs: 1\/1 passed in \d+s, CPU \d+s/);
+  const total = /CPU (\d+)s on (\d+) CPUs/.exec(r.stdout);
+  assert.ok(total !== null, r.stdout);
+  assert.match(r.stdout, /most CPU: busy\.test\.mjs/);
+});
