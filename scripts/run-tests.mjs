@@ -13,9 +13,14 @@
 // that read the wall clock, which then run once, on a day that is not today. A file still running after
 // --timeout-s (default 900) is killed and counted as failed. Files run longest-first by the
 // table below (measured on a 2-CPU machine); files not in it run after, in name order.
+//
+// The run has its own tokenizer disk cache (src/load/disk-cache.ts): one fresh temporary
+// DELTATOK_CACHE_DIR for every test process and every process those start, removed at the end,
+// so tests never read or write the user's cache and each tokenizer is built once per run.
+// DELTATOK_CACHE_DIR=off in the runner's environment runs every process without the cache.
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -112,7 +117,7 @@ const clock = (ms) => {
 function runFile(file, options) {
   const hook = resolve(fileURLToPath(new URL("../test/hooks/clock-ahead.mjs", import.meta.url)));
   const args = [];
-  const env = { ...process.env };
+  const env = { ...process.env, DELTATOK_CACHE_DIR: options.cacheDir };
   if (options.clockAhead || (options.clockAheadFiles !== null && options.clockAheadFiles(file))) {
     args.push("--import", hook);
     env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --import ${hook}`.trim();
@@ -142,6 +147,13 @@ function runFile(file, options) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (process.env.DELTATOK_CACHE_DIR === "off") options.cacheDir = "off";
+  else {
+    const dir = mkdtempSync(join(tmpdir(), "deltatok-test-cache-"));
+    options.cacheDir = dir;
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+  }
   const files = order(options.paths.flatMap((p) => collect(p, [])));
   const started = performance.now();
   const results = [];
