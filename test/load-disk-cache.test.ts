@@ -72,12 +72,23 @@ const sampleTexts = (() => {
   return [...t.corpus.filter((_x, i) => i % 12 === 0), ...t.hostile.filter((_x, i) => i % 5 === 0), "<|im_start|>user\nhi<|im_end|><s>[INST]</s><start_of_turn>"];
 })();
 
+/** Which objects under `v` are frozen (vocabulary and merges left out: made on first read). */
+function frozenShape(v: unknown, path = "", out: string[] = []): string[] {
+  if (v === null || typeof v !== "object") return out;
+  out.push(`${path}:${Object.isFrozen(v)}`);
+  if (v instanceof Map) return out;
+  for (const k of Object.keys(v)) if (k !== "vocab" && k !== "merges") frozenShape((v as Record<string, unknown>)[k], `${path}.${k}`, out);
+  return out;
+}
+
 /** The cached load equals the fresh one in everything a caller sees. */
 function assertSame(fresh: LoadedTokenizer, cached: LoadedTokenizer, what: string, fullJson: boolean): void {
   assert.notEqual(fresh.tokenizer, cached.tokenizer, `${what}: a second tokenizer`);
   for (const k of ["spec", "origin", "dir", "id", "patterns", "config", "specialTokens", "templates", "templateSources"] as const) {
     assert.deepStrictEqual(cached[k], fresh[k], `${what}: ${k}`);
   }
+  const view = (t: LoadedTokenizer) => ({ patterns: t.patterns, config: t.config, specialTokens: t.specialTokens, json: t.tokenizerJson });
+  assert.deepStrictEqual(frozenShape(view(cached)), frozenShape(view(fresh)), `${what}: what is frozen`);
   const f = fresh.tokenizerJson;
   const c = cached.tokenizerJson;
   assert.deepStrictEqual(Object.keys(c), Object.keys(f), `${what}: tokenizer.json keys`);

@@ -100,7 +100,8 @@ let codeIdMemo: string | undefined;
 
 /**
  * SHA-256 of the running deltatok code: every module file (`.js`, or `.ts` when run from source;
- * declarations and maps left out) under the package's code root, with its relative path. Taken
+ * declarations and maps left out) under the package's code root, with its relative path (in a
+ * bundle, the bundle file). Taken
  * at run time rather than at build time so that no way of building (tsc alone, an edited dist)
  * can leave an old id next to new code; it reads ~2 MB once per process (~8 ms).
  */
@@ -108,8 +109,13 @@ export function codeId(): string {
   if (codeIdMemo !== undefined) return codeIdMemo;
   const here = fileURLToPath(import.meta.url);
   const ext = here.endsWith(".ts") ? ".ts" : ".js";
-  const root = dirname(dirname(here));
   const h = createHash("sha256");
+  if (basename(dirname(here)) !== "load") {
+    // not the package's layout (a bundle): this file holds the code
+    codeIdMemo = h.update(readFileSync(here)).digest("hex");
+    return codeIdMemo;
+  }
+  const root = dirname(dirname(here));
   const walk = (dir: string, rel: string): void => {
     const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {

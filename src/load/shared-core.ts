@@ -262,7 +262,7 @@ export function coreFromRecord(r: CoreRecord): Core {
     patterns: r.patterns,
     runtimeConfig: r.runtimeConfig,
     config: deepFreeze(r.config),
-    specialTokens: r.specialTokens,
+    specialTokens: deepFreeze(r.specialTokens),
     configTemplates: r.configTemplates,
     fromShared: false,
     warnings: r.warnings,
