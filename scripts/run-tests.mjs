@@ -49,6 +49,7 @@ const SLOW_FIRST = [
   "encoder-ids.test.js",
   "api-vocabulary.test.js",
   "formats-incremental.test.js",
+  "load-disk-cache.test.js",
   "serve-cluster-nginx.test.js",
 ];
 
