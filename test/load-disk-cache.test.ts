@@ -19,6 +19,8 @@ import { fileURLToPath } from "node:url";
 
 import { clearTokenizerCache, loadTokenizer, tokenizerCacheStats, type LoadedTokenizer, type LoadOptions } from "../src/load/index.js";
 import { diskCacheConfig } from "../src/load/disk-cache.js";
+import { Deltatok } from "../src/api/deltatok.js";
+import { DeltatokPool } from "../src/pool/index.js";
 import { formatFixturePath, formatTexts, readFormatJson } from "./helpers/format-fixtures.js";
 import { modelsDir } from "./helpers/tokenizers.js";
 
@@ -327,4 +329,22 @@ test("two processes writing one entry at once both succeed and leave one valid e
   const c = await loadInChild("qwen3", cacheDir);
   assert.equal(c.code, 0);
   assert.deepEqual(JSON.parse(c.out).stats, { ...NONE, hits: 1 });
+});
+
+test("Deltatok.create's tokenizerCacheDir and a pool's table builder use the cache directory named", async () => {
+  const dir = smallTokenizer("via-create");
+  const cacheDir = freshDir();
+  clearTokenizerCache();
+  const dt = await Deltatok.create({ tokenizer: dir, tokenizerCacheDir: cacheDir, chatTemplate: "{{ messages[0].content }}" });
+  assert.equal(dt.countText("hello world"), dt.countText("hello world"));
+  assert.equal(entries(cacheDir).length, 1);
+  await assert.rejects(Deltatok.create({ tokenizer: dir, tokenizerCacheDir: "" }), { code: "DT_INVALID_OPTION" });
+  const poolDir = freshDir();
+  clearTokenizerCache();
+  const pool = await DeltatokPool.create({ workers: 1, deltatok: { tokenizer: dir, tokenizerCacheDir: poolDir, chatTemplate: "{{ messages[0].content }}" } });
+  try {
+    assert.deepEqual(entries(poolDir), entries(cacheDir), "the builder thread wrote the same entry");
+  } finally {
+    await pool.close();
+  }
 });
