@@ -12,7 +12,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -347,4 +347,24 @@ test("Deltatok.create's tokenizerCacheDir and a pool's table builder use the cac
   } finally {
     await pool.close();
   }
+});
+
+test("a tokenizer on the library fallback (no shared form) is not cached; its load warns as always", async () => {
+  const vocab: Record<string, number> = { "[UNK]": 0, hello: 1, world: 2, "##s": 3 };
+  const wordPiece = {
+    version: "1.0", truncation: null, padding: null,
+    added_tokens: [{ id: 0, content: "[UNK]", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+    normalizer: null, pre_tokenizer: { type: "WhitespaceSplit" }, post_processor: null,
+    decoder: { type: "WordPiece", prefix: "##", cleanup: true },
+    model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab },
+  };
+  const dir = smallTokenizer("fallback", JSON.stringify(wordPiece));
+  const cacheDir = freshDir();
+  for (let i = 0; i < 2; i++) {
+    const r = await load(dir, { cacheDir });
+    assert.equal(r.loaded.tokenizer.engine, "fallback");
+    assert.deepEqual(r.stats, { ...NONE, misses: 1 });
+    assert.deepEqual(r.warnings.map((w) => w.code), ["DELTATOK_TOKENIZER_FALLBACK"]);
+  }
+  assert.ok(!existsSync(cacheDir) || entries(cacheDir).length === 0, "no entry");
 });

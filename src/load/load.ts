@@ -13,6 +13,9 @@
  * - The finished LoadedTokenizer is keyed by spec + directory + override, so repeated loads with
  *   the same arguments return the very same frozen object.
  * Concurrent loads of the same key share one promise; a failed load is not cached.
+ * Below both, across processes: the heavy part is built once and kept on disk, keyed by the
+ * files' bytes (`cachedCore`, src/load/disk-cache.ts); a process that finds its entry attaches
+ * the tables instead of parsing and building.
  *
  * Layer: load.
  */
