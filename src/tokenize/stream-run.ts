@@ -12,7 +12,7 @@
  *
  * Layer: tokenize.
  */
-import { AppendableBpe, AppendableIndex, appendableReason, outOfOrderTokens } from "../encoder/model/appendable-bpe.js";
+import { AppendableBpe, AppendableIndex, appendableReason } from "../encoder/model/appendable-bpe.js";
 import { BpeModel } from "../encoder/model/bpe.js";
 import { Pipeline } from "../encoder/pipeline.js";
 import { U32List } from "./encoder.js";
@@ -44,11 +44,10 @@ function runClass(u: number, deepseek: boolean): number {
 export const isRunCharacter = (u: number): boolean => runClass(u, false) !== 0;
 
 /**
- * The appendable rule of a byte-level tokenizer with a regex cut rule and what limits it ("" when
- * nothing does), or the reason it has none. `added`: the added tokens' contents (none may hold a
- * run character, as matched or normalized).
+ * The appendable rule of a byte-level tokenizer with a regex cut rule, or the reason it has none.
+ * `added`: the added tokens' contents (none may hold a run character, as matched or normalized).
  */
-export function appendableRuleFor(enc: Pipeline, deepseek: boolean, added: readonly string[]): { rule: AppendableRule; limit: string } | string {
+export function appendableRuleFor(enc: Pipeline, deepseek: boolean, added: readonly string[]): AppendableRule | string {
   const model = enc.model;
   if (!(model instanceof BpeModel)) return "the model is not BPE";
   const why = appendableReason(model);
@@ -64,9 +63,7 @@ export function appendableRuleFor(enc: Pipeline, deepseek: boolean, added: reado
     classOf: (u) => runClass(u, deepseek),
     index: () => (index ??= new AppendableIndex(model)),
   };
-  const n = outOfOrderTokens(model.tables).count;
-  const limit = n === 0 ? "" : `${n} token${n === 1 ? " is" : "s are"} made out of merge-rank order: a run meeting one is refused (runRefusals) and its tail encoded whole`;
-  return { rule, limit };
+  return rule;
 }
 
 /** Shortest uncut tail (UTF-16 units) for which a counter opens a run: shorter ones re-encode cheaply. */
@@ -99,10 +96,9 @@ export class OpenRun {
    * Opens the run of `text` (the anchor then the tail, ending in run characters of class `cls`),
    * `skip` being the anchor's own token count. "skip" when the encode does not end with the model
    * reading a pre-token that ends the text (then nothing is kept); "mismatch" when the appendable
-   * BPE disagrees with the encode on that pre-token (never expected: the caller counts it);
-   * "refused" when the pre-token meets a token the argument does not cover (counted too).
+   * BPE disagrees with the encode on that pre-token (never expected: the caller counts it).
    */
-  static open(rule: AppendableRule, text: string, skip: number, cls: number, ids: boolean): OpenRun | "skip" | "refused" | "mismatch" {
+  static open(rule: AppendableRule, text: string, skip: number, cls: number, ids: boolean): OpenRun | "skip" | "mismatch" {
     const pipe = rule.pipeline;
     const out = new U32List(256);
     const last = pipe.lastPiece;
@@ -113,7 +109,7 @@ export class OpenRun {
     const piece = new TextEncoder().encode(last.text.slice(last.start, last.end));
     const word = new AppendableBpe(rule.index());
     const pushed = word.push(piece, 0, piece.length);
-    if (pushed !== "ok") return pushed === "refused" ? "refused" : "mismatch";
+    if (pushed !== "ok") return "mismatch";
     const got: number[] = [];
     word.ids(got);
     if (got.length !== last.after - last.before) return "mismatch";
@@ -123,7 +119,7 @@ export class OpenRun {
   }
 
   /** Appends `s` (every unit of this run's class, so three UTF-8 bytes each); not "ok": the run is unusable. */
-  append(s: string): "ok" | "refused" | "none" {
+  append(s: string): "ok" | "none" {
     let b = this.#scratch;
     if (b.length < s.length * 3) b = new Uint8Array(s.length * 3);
     let n = 0;

@@ -343,8 +343,8 @@ function deriveRule(source: EncoderSource): StreamRule {
       return cut && !pairs.has(prev * 65536 + next);
     },
     memo: new PieceMemo(),
-    appendable: typeof run === "string" ? null : run.rule,
-    appendableReason: typeof run === "string" ? run : run.limit,
+    appendable: typeof run === "string" ? null : run,
+    appendableReason: typeof run === "string" ? run : "",
   };
 }
 
@@ -387,10 +387,7 @@ export interface TextCounterStats {
   pieceEncodes: number;
   /** Pieces between cuts answered by the tokenizer's piece memo (not encoded). */
   memoPieces: number;
-  /**
-   * Why the counter keeps no open run (the tokenizer has no appendable BPE), or what limits its
-   * runs (tokens made out of merge-rank order); "" when every run can be kept.
-   */
+  /** Why the counter keeps no open run (the tokenizer has no appendable BPE); "" when it keeps them. */
   appendableReason: string;
   /** Appends answered by the open run's appendable BPE (no encode). */
   runAppends: number;
@@ -398,8 +395,6 @@ export interface TextCounterStats {
   runSteps: number;
   /** Runs not opened because the appendable BPE disagreed with the encode (never expected). */
   runMismatches: number;
-  /** Runs given up because their pre-token met a token made out of rank order (encoded whole instead). */
-  runRefusals: number;
 }
 
 /** Tokens of one piece: their number, and their ids when the counter keeps ids (never mutated: memos share them). */
@@ -451,8 +446,8 @@ export class TextStream {
   #run: OpenRun | null = null;
   /** The open run's steps already added to the stats. */
   #runStepsSeen = 0;
-  /** The checkpoint whose tail refused a run (no run is opened again before a new cut), or -1. */
-  #runRefusedAt = -1;
+  /** The checkpoint whose tail a run failed on (no run is opened again before a new cut), or -1. */
+  #runFailedAt = -1;
   /** Scratch: the cuts of the text an append counts. */
   readonly #bounds: number[] = [];
   #tailCount = 0;
@@ -485,7 +480,6 @@ export class TextStream {
       runAppends: 0,
       runSteps: 0,
       runMismatches: 0,
-      runRefusals: 0,
     };
   }
 
@@ -551,14 +545,13 @@ export class TextStream {
     }
     const pushed = run.append(s);
     if (pushed !== "ok") {
-      // a token out of rank order, or (impossible by the argument) no compatible candidate:
-      // recount the tail whole, say so, and open no run again before the next cut (the run, as it
-      // was, still answers for the text so far should the recount fail)
+      // no compatible candidate (by the argument only a token spelled like another id): recount
+      // the tail whole, say so, and open no run again before the next cut (the run, as it was,
+      // still answers for the text so far should the recount fail)
       if (this.#tailIds === null) this.#tailIds = this.#limits.ids ? run.ids() : [];
       this.#run = null;
-      if (pushed === "refused") this.#stats.runRefusals++;
-      else this.#stats.runMismatches++;
-      this.#runRefusedAt = this.#committedAt();
+      this.#stats.runMismatches++;
+      this.#runFailedAt = this.#committedAt();
       return false;
     }
     this.#tail += s;
@@ -583,8 +576,8 @@ export class TextStream {
     const a = c === 0 ? 0 : anchorStart(this.#tail, c, this.#base);
     const t = this.#tail.slice(a - this.#base);
     const skip = a < c ? this.#anchorCount(t.slice(0, c - a)) : 0;
-    if (this.#runRefusedAt === c) return;
-    let run: OpenRun | "skip" | "refused" | "mismatch";
+    if (this.#runFailedAt === c) return;
+    let run: OpenRun | "skip" | "mismatch";
     try {
       run = OpenRun.open(app, t, skip, cls, this.#limits.ids);
     } catch {
@@ -592,14 +585,13 @@ export class TextStream {
       run = "mismatch";
     }
     if (run === "mismatch") this.#stats.runMismatches++;
-    if (run === "refused") this.#stats.runRefusals++;
     if (typeof run === "string") {
-      if (run !== "skip") this.#runRefusedAt = c;
+      if (run !== "skip") this.#runFailedAt = c;
       return;
     }
     if (run.count() !== this.#tailCount) {
       this.#stats.runMismatches++;
-      this.#runRefusedAt = c;
+      this.#runFailedAt = c;
       return;
     }
     this.#run = run;
@@ -627,7 +619,7 @@ export class TextStream {
     if (this.#committedIds !== null) this.#committedIds.length = 0;
     this.#tailIds = [];
     this.#run = null;
-    this.#runRefusedAt = -1;
+    this.#runFailedAt = -1;
     this.#tailCount = 0;
     this.#stats.committedChars = 0;
     this.#stats.committedTokens = 0;

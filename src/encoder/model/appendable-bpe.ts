@@ -8,32 +8,34 @@
  * the one token ending at i that is *compatible* with the last token p of w[0, j): the BPE of
  * bytes(p) + bytes(t) is [p, t] (for j = 0: the BPE of bytes(t) is [t]).
  *
- * Why, for words whose merges are *monotone*: every merge making a token of the word ranks above
- * every merge making one of its two parts (checked per token: `AppendableIndex` flags each token
- * some merge makes out of that order, and a word in which a flagged token is a candidate is
- * refused; without such a token, a merge can never create a pair of a rank at or below its own,
- * since the loop would join the lowest such pair next and so make a flagged token). Then
- * a merge only ever creates pairs of a higher rank than its own, so the crate's loop (lowest rank
- * first, leftmost among equal ranks) runs in phases of increasing rank, and phase r is one
- * left-to-right pass joining the pairs of rank r present when it starts, each unless its left
- * symbol was taken by the pair before it. Call a split of a text into tokens *valid* when it is
- * the BPE of that text.
- * 1. Any run of consecutive tokens of a valid split is the valid split of its bytes: by induction
- *    over phases, inside the run both merge loops hold the same symbols at each phase's start
- *    (no merge crossed a token edge in the whole text), and the pass inside the run starts at the
- *    run's first symbol, which no pair before it took, in both. So the last token p of a prefix's
- *    BPE and the token t after it form a compatible pair, and w[0, j)'s BPE is the rest.
+ * Why (no assumption on the order of the merge list). The crate's loop: while some adjacent pair
+ * of symbols has a merge, join the pair of the lowest merge rank, the leftmost among equal ranks.
+ * Call a split of a text into tokens *valid* when it is the BPE of that text, and a segment of
+ * the text (a byte range) *uncrossed* up to a step when no merge so far joined a symbol inside it
+ * to one outside. Lemma: while a segment S stays uncrossed, the whole loop's merges inside S are,
+ * step for step, the loop over S's bytes alone. By induction: both hold the same symbols in S; a
+ * merge outside S changes no pair inside it; a merge inside S is the lowest-ranked pair of the
+ * whole text, so of S too, and the leftmost of that rank there, which is the step the loop over S
+ * takes next; and when the whole loop stops, S has no pair left, so the loop over S has stopped
+ * too, at the same symbols.
+ * 1. Any run of consecutive tokens of a valid split is the valid split of its bytes: symbols
+ *    only grow, so no merge ever crossed a token edge, the run is uncrossed to the end, and the
+ *    lemma gives its symbols. So the last token p of a prefix's BPE and the token t after it form
+ *    a compatible pair, and w[0, j)'s BPE is the rest.
  * 2. If s = (…, p) is the valid split of w[0, j) and (p, t) is valid, then (…, p, t) is the valid
- *    split of w[0, i): let the whole loop first join across an edge in phase r. Up to then every
- *    token's symbols are those of its own loop. An edge inside s: the loop over w[0, j) holds
- *    the same symbols up to that edge and passes it the same way — it would join there too,
- *    against s being valid. The edge between p and t: p's first symbol was not taken from the
- *    left (no earlier crossing), so the pass from p on is the one of the loop over p + t, which
- *    would join there, against (p, t) being valid.
+ *    split of w[0, i): suppose a merge first crosses an edge of (…, p, t), at step k. Until k,
+ *    w[0, j) and bytes(p) + bytes(t) are uncrossed (their edges are among those edges). An edge
+ *    inside w[0, j): the merge joins two symbols inside w[0, j), so by the lemma it is a step of
+ *    the loop over w[0, j) alone, which would then cross an edge of its own result s — impossible,
+ *    symbols never split. The edge between p and t: likewise a step of the loop over p + t alone,
+ *    against (p, t) being valid. So no merge crosses, and by the lemma w[0, j) ends as s and
+ *    p + t as (p, t).
  * So exactly one candidate t ending at i is compatible with its predecessor (by 1 the true one
  * is; by 2 any compatible one gives a valid split, and the valid split is unique): the order in
  * which candidates are tried does not matter. `ignore_merges` (a word that is itself a token is
- * that token) applies to the whole word only, after this.
+ * that token) applies to the whole word only, after this. No rank order is needed: tiktoken's
+ * ranks converted to merges (Llama 3, gpt-oss), where a merge can rank below one making its part,
+ * are covered as any list is (an earlier version refused words meeting such a token).
  *
  * Candidates ending at i are found by extending a hash of the bytes right to left (FNV-1a over
  * the reversed bytes) through a bit filter of every token's suffixes: the walk stops at the first
@@ -62,33 +64,6 @@ export function appendableReason(model: BpeModel): string {
   return "";
 }
 
-/**
- * 1 for each token some merge makes out of rank order (at or below the rank of a merge making
- * one of its parts), else 0; `count` is how many.
- */
-export function outOfOrderTokens(t: BpeTables): { flags: Uint8Array; count: number } {
-  const pairs = t.pairs;
-  const made = new Int32Array(t.idLimit).fill(-1);
-  for (let k = 0; k < pairs.length; k += 4) {
-    if ((pairs[k] as number) < 0) continue;
-    const id = pairs[k + 3] as number;
-    if ((pairs[k + 2] as number) > (made[id] as number)) made[id] = pairs[k + 2] as number;
-  }
-  const flags = new Uint8Array(t.idLimit);
-  let count = 0;
-  for (let k = 0; k < pairs.length; k += 4) {
-    const l = pairs[k] as number;
-    if (l < 0) continue;
-    const rank = pairs[k + 2] as number;
-    const id = pairs[k + 3] as number;
-    if ((rank <= (made[l] as number) || rank <= (made[pairs[k + 1] as number] as number)) && flags[id] === 0) {
-      flags[id] = 1;
-      count++;
-    }
-  }
-  return { flags, count };
-}
-
 /** FNV-1a step over one more byte (the hash runs over a suffix's bytes from its end). */
 const step = (h: number, b: number): number => Math.imul(h ^ b, 0x01000193);
 const FNV = 0x811c9dc5;
@@ -110,9 +85,6 @@ export class AppendableIndex {
   readonly #slots: Int32Array;
   readonly #mask: number;
   readonly #filter: Uint8Array;
-  /** Tokens made out of rank order (outOfOrderTokens); a word meeting one is refused. */
-  readonly outOfOrder: Uint8Array;
-  readonly outOfOrderCount: number;
   /** Compatibility cache: the pair (p + 1, t) of each slot and its answer (0 empty, 1 no, 2 yes). */
   readonly #compatP = new Int32Array(COMPAT_SLOTS);
   readonly #compatT = new Int32Array(COMPAT_SLOTS);
@@ -123,9 +95,6 @@ export class AppendableIndex {
     const t = model.tables;
     this.tables = t;
     this.ignoreMerges = model.options.ignoreMerges;
-    const ooo = outOfOrderTokens(t);
-    this.outOfOrder = ooo.flags;
-    this.outOfOrderCount = ooo.count;
     const units = t.units;
     const starts = t.unitStarts;
     let n = 0;
@@ -286,12 +255,12 @@ export class AppendableBpe {
   }
 
   /**
-   * Appends bytes b[from, to). Returns "ok"; or, leaving the word as it was, "refused" when a
-   * token made out of rank order is a candidate (the argument does not cover the word), "none"
-   * when some offset has no compatible candidate (impossible by the argument). The caller then
+   * Appends bytes b[from, to). Returns "ok"; or, leaving the word as it was, "none" when some
+   * offset has no compatible candidate — by the argument only when the BPE there is a token whose
+   * bytes another id also spells (the lookup offers one id per spelling). The caller then
    * encodes the word whole and counts the event.
    */
-  push(b: ArrayLike<number>, from: number, to: number): "ok" | "refused" | "none" {
+  push(b: ArrayLike<number>, from: number, to: number): "ok" | "none" {
     const need = this.#n + (to - from) + 1;
     if (this.#bytes.length < need) {
       const size = Math.max(need, this.#bytes.length * 2);
@@ -314,12 +283,6 @@ export class AppendableBpe {
       const nc = r & 0xffff;
       this.steps += (r - nc) / 65536;
       let found = false;
-      for (let c = 0; c < nc; c++) {
-        if (index.outOfOrder[this.#cand[c] as number] === 1) {
-          this.#n = n0;
-          return "refused";
-        }
-      }
       // longest first: usually the answer
       for (let c = nc - 1; c >= 0; c--) {
         const id = this.#cand[c] as number;
