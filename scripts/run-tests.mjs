@@ -21,9 +21,14 @@
 // for is read from the runner's own /proc/self/stat (cutime + cstime, which grow as a child is
 // reaped) and printed with the wall time: where the suite's time goes, and how close it is to the
 // CPU bound.
+//
+// The run has its own tokenizer disk cache (src/load/disk-cache.ts): one fresh temporary
+// DELTATOK_CACHE_DIR for every test process and every process those start, removed at the end,
+// so tests never read or write the user's cache and each tokenizer is built once per run.
+// DELTATOK_CACHE_DIR=off in the runner's environment runs every process without the cache.
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,6 +45,7 @@ const SLOW_FIRST = [
   "cli-shard-merge.test.js",
   "cli-replay-signals.test.js",
   "api-vocabulary.test.js",
+  "load-disk-cache.test.js",
   "serve-cluster-nginx.test.js",
   "tokenize-regex-oniguruma.test.js",
   "python-transformers-matrix.test.js",
@@ -140,7 +146,7 @@ let reapedSeen = reapedCpuMs();
 function runFile(file, options) {
   const hook = resolve(fileURLToPath(new URL("../test/hooks/clock-ahead.mjs", import.meta.url)));
   const args = [];
-  const env = { ...process.env };
+  const env = { ...process.env, DELTATOK_CACHE_DIR: options.cacheDir };
   if (options.clockAhead || (options.clockAheadFiles !== null && options.clockAheadFiles(file))) {
     args.push("--import", hook);
     env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --import ${hook}`.trim();
@@ -178,6 +184,13 @@ function runFile(file, options) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (process.env.DELTATOK_CACHE_DIR === "off") options.cacheDir = "off";
+  else {
+    const dir = mkdtempSync(join(tmpdir(), "deltatok-test-cache-"));
+    options.cacheDir = dir;
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+  }
   const files = order(options.paths.flatMap((p) => collect(p, [])));
   const started = performance.now();
   const cpuAtStart = reapedCpuMs();

@@ -8,7 +8,7 @@ export { DeltatokError, ERROR_CODES, isDeltatokError, type ErrorCode, type Error
 export type { Outcome, FallbackReason, SplicerStats } from "./splice/splicer.js";
 /** @deprecated the splicer's counters are `SplicerStats`; this older name stays for callers that used it. */
 export type { SplicerStats as EngineStats } from "./splice/splicer.js";
-export { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer, type LoadOptions, type PatternReport } from "./load/index.js";
+export { BUNDLED_TOKENIZERS, loadTokenizer, tokenizerCacheStats, type LoadedTokenizer, type LoadOptions, type PatternReport, type TokenizerCacheStats } from "./load/index.js";
 export type { RendererKind } from "./render/renderer.js";
 export { DeltatokPool, detectCpus, maxWorkers, defaultWorkerHeapMb, type PoolOptions, type PoolStats, type CpuInfo } from "./pool/index.js";
 export {

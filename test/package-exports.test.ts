@@ -8,7 +8,7 @@ test("the package entry point exports the documented API", async (t) => {
   const entry = repoPath("dist", "src", "index.js");
   if (!existsSync(entry)) return t.skip("not built (run npm run build)");
   const mod = (await import("deltatok")) as Record<string, unknown>;
-  for (const name of ["Deltatok", "DeltatokError", "ERROR_CODES", "isDeltatokError", "BUNDLED_TOKENIZERS", "loadTokenizer"]) {
+  for (const name of ["Deltatok", "DeltatokError", "ERROR_CODES", "isDeltatokError", "BUNDLED_TOKENIZERS", "loadTokenizer", "tokenizerCacheStats"]) {
     assert.ok(name in mod, `missing export ${name}`);
   }
   const { Deltatok } = mod as { Deltatok: { create(o: object): Promise<{ countText(s: string): number }> } };

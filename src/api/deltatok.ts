@@ -165,8 +165,9 @@ export class Deltatok {
     try {
       const opts = resolveOptions(options, parseDate);
       await initHasher();
-      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string; pattern?: string } = {};
+      const loadOpts: { chatTemplate?: string; chatTemplateFile?: string; pattern?: string; cacheDir?: string } = {};
       if (opts.pattern !== undefined) loadOpts.pattern = opts.pattern;
+      if (opts.tokenizerCacheDir !== undefined) loadOpts.cacheDir = opts.tokenizerCacheDir;
       if (opts.chatTemplate !== undefined) loadOpts.chatTemplate = opts.chatTemplate;
       if (opts.chatTemplateFile !== undefined) loadOpts.chatTemplateFile = opts.chatTemplateFile;
       const loaded =

@@ -79,6 +79,12 @@ export interface DeltatokOptions {
    * @defaultValue undefined (the directory's own pattern)
    */
   pattern?: string;
+  /**
+   * The on-disk cache of built tokenizers (DESIGN.md, "Tokenizer disk cache"): a directory, or
+   * `"off"`. A relative directory resolves against `process.cwd()`.
+   * @defaultValue `DELTATOK_CACHE_DIR` (also `"off"`), else `$XDG_CACHE_HOME/deltatok`, else `~/.cache/deltatok`
+   */
+  tokenizerCacheDir?: string;
   /** Chat template source that replaces the tokenizer's own templates. */
   chatTemplate?: string;
   /** A file holding the chat template (`.jinja`, or `.json` with a `chat_template` field). */
@@ -189,6 +195,7 @@ export type MessageOptions = Pick<PromptOptions, "chat_template" | "chat_templat
 export interface ResolvedOptions {
   readonly tokenizer: string;
   readonly pattern: string | undefined;
+  readonly tokenizerCacheDir: string | undefined;
   readonly chatTemplate: string | undefined;
   readonly chatTemplateFile: string | undefined;
   readonly date: Date | null;
@@ -227,6 +234,7 @@ function optionError(path: string, message: string): DeltatokError {
 const ENGINE_KEYS = {
   tokenizer: true,
   pattern: true,
+  tokenizerCacheDir: true,
   chatTemplate: true,
   chatTemplateFile: true,
   date: true,
@@ -435,6 +443,8 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
   const tokenizer = str("tokenizer") ?? DEFAULTS.tokenizer;
   const pattern = str("pattern");
   if (pattern === "") throw optionError("pattern", "must be a non-empty string");
+  const tokenizerCacheDir = str("tokenizerCacheDir");
+  if (tokenizerCacheDir === "") throw optionError("tokenizerCacheDir", 'must be a non-empty string (a directory, or "off")');
   const chatTemplate = str("chatTemplate");
   const chatTemplateFile = str("chatTemplateFile");
   if (chatTemplate !== undefined && chatTemplateFile !== undefined) {
@@ -485,6 +495,7 @@ export function resolveOptions(options: DeltatokOptions, parseDate: (s: string) 
   return Object.freeze({
     tokenizer,
     pattern,
+    tokenizerCacheDir,
     chatTemplate,
     chatTemplateFile,
     date,

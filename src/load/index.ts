@@ -10,6 +10,7 @@ export { parseDate } from "./date.js";
 export { hubCacheDir } from "./hub-cache.js";
 export { clearTokenizerCache, loadTokenizer, loadTokenizerWith, MAX_CACHED_TOKENIZERS, shareTokenizer } from "./load.js";
 export { sharedTokenizerBytes, TablesUnsupported, type SharedTokenizer } from "./shared-core.js";
+export { DEFAULT_CACHE_MAX_BYTES, tokenizerCacheStats, type TokenizerCacheStats } from "./disk-cache.js";
 export { referenceTokenizer, type ReferenceTokenizer } from "./reference.js";
 export { selectTemplate } from "./select.js";
 export { shownFile, tokenizerLabel } from "./display.js";

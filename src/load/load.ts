@@ -13,6 +13,9 @@
  * - The finished LoadedTokenizer is keyed by spec + directory + override, so repeated loads with
  *   the same arguments return the very same frozen object.
  * Concurrent loads of the same key share one promise; a failed load is not cached.
+ * Below both, across processes: the heavy part is built once and kept on disk, keyed by the
+ * files' bytes (`cachedCore`, src/load/disk-cache.ts); a process that finds its entry attaches
+ * the tables instead of parsing and building.
  *
  * Layer: load.
  */
@@ -37,8 +40,9 @@ import {
   templatesFromValue,
   type TemplateSet,
 } from "./templates.js";
-import { addedIdsVocabSize, buildTokenizer, checkTokenizerJson, freezeTokenizerJson, modelVocabSize, warnMovedAddedIds } from "./tokenizer-json.js";
-import { coreFromShared, lazyModel, listedScores, shareCore, type Core, type SharedTokenizer } from "./shared-core.js";
+import { addedIdsVocabSize, buildTokenizer, checkTokenizerJson, freezeTokenizerJson, modelVocabSize, movedAddedIdsWarning } from "./tokenizer-json.js";
+import { coreFromRecord, coreFromShared, lazyModel, listedScores, recordOfCore, shareCore, type Core, type LoadWarning, type SharedTokenizer } from "./shared-core.js";
+import { coreEntryKey, diskCacheConfig, discardCoreEntry, readCoreEntry, writeCoreEntry, type DiskCacheConfig } from "./disk-cache.js";
 import { buildEncoder, EncoderBuildError, type EncoderJson } from "../encoder/build.js";
 import { scannerFor } from "../encoder/pretokenize/index.js";
 import { readFormatDirectory, readTiktokenEncoding } from "./formats/directory.js";
@@ -178,6 +182,14 @@ function validateOptions(spec: unknown, options: unknown): LoadOptions {
   if (pattern !== undefined && (typeof pattern !== "string" || pattern === "")) {
     throw new DeltatokError("DT_INVALID_OPTION", "options.pattern must be a non-empty string", { path: "options.pattern" });
   }
+  const cacheDir = o["cacheDir"];
+  if (cacheDir !== undefined && (typeof cacheDir !== "string" || cacheDir === "")) {
+    throw new DeltatokError("DT_INVALID_OPTION", 'options.cacheDir must be a non-empty string (a directory, or "off")', { path: "options.cacheDir" });
+  }
+  const cacheMaxBytes = o["cacheMaxBytes"];
+  if (cacheMaxBytes !== undefined && !(typeof cacheMaxBytes === "number" && Number.isSafeInteger(cacheMaxBytes) && cacheMaxBytes > 0)) {
+    throw new DeltatokError("DT_INVALID_OPTION", "options.cacheMaxBytes must be a positive integer", { path: "options.cacheMaxBytes" });
+  }
   const env = o["env"];
   if (env !== undefined && (env === null || typeof env !== "object" || Array.isArray(env))) {
     throw new DeltatokError("DT_INVALID_OPTION", "options.env must be an object of strings", { path: "options.env" });
@@ -249,7 +261,9 @@ async function loadCore(dir: string, pattern: string | undefined, encoding?: Enc
     tokenizerJson = checkTokenizerJson(parsed, tokenizerFile, "file", size);
     built = await buildTokenizer(tokenizerJson, runtimeConfig, tokenizerFile);
   }
-  warnMovedAddedIds(tokenizerJson, tokenizerFile);
+  const moved = movedAddedIdsWarning(tokenizerJson, tokenizerFile);
+  const warnings: LoadWarning[] = moved === null ? [] : [moved];
+  for (const w of warnings) process.emitWarning(w.message, { code: w.code });
   freezeTokenizerJson(tokenizerJson);
   const id = await tokenizerIdentity(tokenizerBytes, configBytes);
 
@@ -265,7 +279,61 @@ async function loadCore(dir: string, pattern: string | undefined, encoding?: Enc
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
     fromShared: false,
+    warnings,
   });
+}
+
+/**
+ * `loadCore` through the disk cache (src/load/disk-cache.ts) when `disk` is set: a core whose
+ * entry exists is attached from it (its load's warnings emitted again); otherwise it is built
+ * and its entry written, unless a file changed while it was built. A core with no shared form
+ * (the library fallback) is not cached.
+ */
+async function cachedCore(dir: string, pattern: string | undefined, encoding: Encoding | undefined, disk: DiskCacheConfig | null): Promise<Core> {
+  if (disk === null) return loadCore(dir, pattern, encoding);
+  const key = await coreDiskKey(dir, pattern, encoding);
+  if (key !== null) {
+    const record = await readCoreEntry(disk, key);
+    if (record !== null) {
+      let core: Core | null = null;
+      try {
+        core = coreFromRecord(record);
+      } catch (e) {
+        await discardCoreEntry(disk, key, `does not rebuild a tokenizer (${(e as Error)?.message ?? e})`);
+      }
+      if (core !== null) {
+        for (const w of core.warnings) process.emitWarning(w.message, { code: w.code });
+        return core;
+      }
+    }
+  }
+  const core = await loadCore(dir, pattern, encoding);
+  const record = recordOfCore(core);
+  if (key !== null && record !== null && (await coreDiskKey(dir, pattern, encoding)) === key) await writeCoreEntry(disk, key, record);
+  return core;
+}
+
+/**
+ * The disk-cache key of the core `loadCore` builds, from the bytes of the files it reads; null
+ * when one cannot be read (the build then fails with the right error, and nothing is cached).
+ */
+async function coreDiskKey(dir: string, pattern: string | undefined, encoding: Encoding | undefined): Promise<string | null> {
+  const read = (name: string, maxBytes: number): Promise<Uint8Array | null> =>
+    readBytes(join(dir, name), { optional: true, missingCode: "DT_TOKENIZER_NOT_FOUND", unreadableCode: "DT_TOKENIZER_INVALID", tooLargeCode: "DT_TOKENIZER_TOO_LARGE", maxBytes, what: name });
+  try {
+    if (encoding !== undefined) {
+      const files: Array<[string, Uint8Array]> = [[encoding.source.file, encoding.source.bytes]];
+      return coreEntryKey({ kind: "encoding", dir, pattern: pattern ?? null, encoding: encoding.name, files });
+    }
+    const [tok, cfg, stm] = await Promise.all([read(TOKENIZER_FILE, MAX_TOKENIZER_JSON_BYTES), read(CONFIG_FILE, MAX_TEXT_FILE_BYTES), read(SPECIAL_TOKENS_MAP_FILE, MAX_TEXT_FILE_BYTES)]);
+    const files: Array<[string, Uint8Array | null]> = [[TOKENIZER_FILE, tok], [CONFIG_FILE, cfg], [SPECIAL_TOKENS_MAP_FILE, stm]];
+    if (tok !== null) return coreEntryKey({ kind: "tokenizer.json", dir, pattern: pattern ?? null, encoding: null, files });
+    const names = (await readdir(dir)).filter((n) => FORMAT_FILE.test(n)).sort();
+    for (const n of names) files.push([n, await read(n, MAX_TOKENIZER_JSON_BYTES)]);
+    return coreEntryKey({ kind: "format", dir, pattern: pattern ?? null, encoding: null, files });
+  } catch {
+    return null;
+  }
 }
 
 /** A core of an OpenAI encoding by name: its rank file, the family's pattern and specials, no config or templates. */
@@ -297,6 +365,7 @@ async function loadEncodingCore(encoding: Encoding, pattern: string | undefined)
     specialTokens: specialTokenVariables(resolved),
     configTemplates: { templates: new Map<string, string>(), sources: new Map<string, string>() },
     fromShared: false,
+    warnings: [],
   });
 }
 
@@ -362,6 +431,7 @@ async function loadFormatCore(
     specialTokens: specialTokenVariables(resolved),
     configTemplates,
     fromShared: false,
+    warnings: [],
   });
 }
 
@@ -429,7 +499,7 @@ export async function shareTokenizer(spec: string, options?: LoadOptions): Promi
     }
     coreStamp = await coreStampOf(realDir, encoding);
     try {
-      core = await (cores.peek(coreKey(realDir, opts.pattern, encoding), coreStamp) ?? loadCore(dir, opts.pattern, encoding));
+      core = await (cores.peek(coreKey(realDir, opts.pattern, encoding), coreStamp) ?? cachedCore(dir, opts.pattern, encoding, diskCacheConfig(opts.cacheDir, opts.cacheMaxBytes)));
     } catch (e) {
       throw withoutInstallPaths(toDeltatokError(e, "DT_INTERNAL"), { spec, origin, dir }, [dir, realDir]);
     }
@@ -501,7 +571,7 @@ async function loadResolved(
 
   return await loads.get(loadKey, loadStamp, realDir, async () => {
     const core = await cores.get(coreKey(realDir, opts.pattern, encoding), coreStamp, realDir, async () =>
-      shared === undefined ? loadCore(dir, opts.pattern, encoding) : coreFromShared(shared),
+      shared === undefined ? cachedCore(dir, opts.pattern, encoding, diskCacheConfig(opts.cacheDir, opts.cacheMaxBytes)) : coreFromShared(shared),
     );
     let set: TemplateSet;
     if (opts.chatTemplate !== undefined) set = overrideFromText(opts.chatTemplate);

@@ -4,7 +4,9 @@
  * src/encoder/build.ts), the config and templates. `shareCore` makes it once per core;
  * `coreFromShared` rebuilds an equal core in a worker without reading or parsing tokenizer.json.
  * A core on the library fallback has no shared form (`TablesUnsupported`): the caller then loads
- * per thread, loudly.
+ * per thread, loudly. `recordOfCore` / `coreFromRecord` are the same idea for the on-disk cache
+ * (src/load/disk-cache.ts): a record keeps everything that makes the core equal to a fresh load
+ * (its pattern notes, the warnings its load emitted, the model's key order).
  *
  * Layer: load.
  */
@@ -41,6 +43,12 @@ export interface SharedTokenizer {
   readonly encoder: SharedEncoder;
 }
 
+/** A warning a load emitted (`process.emitWarning` with a code), kept to be emitted again by a cached load. */
+export interface LoadWarning {
+  readonly code: string;
+  readonly message: string;
+}
+
 /** The heavy, template-independent part of a load (load.ts caches it per directory). */
 export interface Core {
   readonly id: string;
@@ -56,6 +64,8 @@ export interface Core {
   readonly configTemplates: TemplateSet;
   /** Set on a core rebuilt from shared tables. */
   readonly fromShared: boolean;
+  /** The warnings its load emitted (none for a core rebuilt from shared tables). */
+  readonly warnings: readonly LoadWarning[];
 }
 
 /** A core with no shared form; the reason says why. */
@@ -186,9 +196,75 @@ export function coreFromShared(s: SharedTokenizer): Core {
       specialTokens: deepFreeze(s.specialTokens),
       configTemplates: s.configTemplates,
       fromShared: true,
+      warnings: [],
     });
   } catch (e) {
     if (e instanceof DeltatokError) throw e;
     throw new DeltatokError("DT_INTERNAL", `attaching the shared tokenizer tables failed: ${(e as Error)?.message ?? e}`, { cause: e });
   }
+}
+
+/** A core as the disk cache stores it: plain data and SharedArrayBuffers (the encoder's tables). */
+export interface CoreRecord {
+  readonly format: "deltatok-core-record/1";
+  readonly id: string;
+  readonly file: string;
+  /** tokenizer.json with `model.vocab` and `model.merges` null where the core had them (their places kept). */
+  readonly skeleton: TokenizerJson;
+  readonly patterns: PatternReport;
+  readonly runtimeConfig: Readonly<Record<string, unknown>>;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly specialTokens: Readonly<Record<string, string | string[]>>;
+  readonly configTemplates: TemplateSet;
+  readonly encoder: SharedEncoder;
+  readonly warnings: readonly LoadWarning[];
+}
+
+/** The record of `core`, or null for a core with no shared form (the library fallback, or one rebuilt from shared tables). */
+export function recordOfCore(core: Core): CoreRecord | null {
+  if (core.shared === null || core.fromShared) return null;
+  const json = core.tokenizerJson;
+  const model: Record<string, unknown> = {};
+  // keys only: a core read from another format makes vocab and merges on first read
+  for (const k of Object.keys(json.model)) model[k] = k === "vocab" || k === "merges" ? null : json.model[k];
+  return {
+    format: "deltatok-core-record/1",
+    id: core.id,
+    file: core.file,
+    skeleton: { ...json, model } as unknown as TokenizerJson,
+    patterns: core.patterns,
+    runtimeConfig: core.runtimeConfig,
+    config: core.config,
+    specialTokens: core.specialTokens,
+    configTemplates: core.configTemplates,
+    encoder: core.shared,
+    warnings: core.warnings,
+  };
+}
+
+/**
+ * The core a record describes: the encoder over the record's tables, `model.vocab` and
+ * `model.merges` made from them on first read, in the places the loaded file had them. The core
+ * owns its tables (it can be shared with worker threads like a fresh load's).
+ */
+export function coreFromRecord(r: CoreRecord): Core {
+  if (r === null || typeof r !== "object" || r.format !== "deltatok-core-record/1") throw new Error("a core record of an unknown format");
+  const encoder = encoderFromShared(r.encoder, { scannerFor });
+  const sk = r.skeleton;
+  const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables, listedScores(encoder.model)) } as unknown as TokenizerJson;
+  freezeTokenizerJson(tokenizerJson);
+  return Object.freeze({
+    id: r.id,
+    file: r.file,
+    tokenizer: encoder,
+    shared: r.encoder,
+    tokenizerJson,
+    patterns: r.patterns,
+    runtimeConfig: r.runtimeConfig,
+    config: deepFreeze(r.config),
+    specialTokens: deepFreeze(r.specialTokens),
+    configTemplates: r.configTemplates,
+    fromShared: false,
+    warnings: r.warnings,
+  });
 }

@@ -149,13 +149,14 @@ export function addedIdsVocabSize(json: TokenizerJson): number | null {
   return ADDED_IDS.get(json)?.size ?? null;
 }
 
-/** The DELTATOK_ADDED_TOKEN_ID warning for a checked file whose added-token ids moved (once its ids are final). */
-export function warnMovedAddedIds(json: TokenizerJson, file: string): void {
+/** The DELTATOK_ADDED_TOKEN_ID warning for a checked file whose added-token ids moved (once its ids are final), or null. */
+export function movedAddedIdsWarning(json: TokenizerJson, file: string): { readonly code: string; readonly message: string } | null {
   const moved = ADDED_IDS.get(json)?.moved ?? [];
-  if (moved.length === 0) return;
-  process.emitWarning(`${file}: ${moved.length} added token(s) get another id than the file writes, as the Rust crate loads them: ${moved.slice(0, 3).join(", ")}${moved.length > 3 ? ", ..." : ""}`, {
+  if (moved.length === 0) return null;
+  return {
     code: "DELTATOK_ADDED_TOKEN_ID",
-  });
+    message: `${file}: ${moved.length} added token(s) get another id than the file writes, as the Rust crate loads them: ${moved.slice(0, 3).join(", ")}${moved.length > 3 ? ", ..." : ""}`,
+  };
 }
 
 /**

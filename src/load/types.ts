@@ -32,6 +32,18 @@ export interface LoadOptions {
    */
   pattern?: string | undefined;
   /**
+   * The on-disk cache of built tokenizers (src/load/disk-cache.ts): a directory, or `"off"`.
+   * A relative directory resolves against `process.cwd()`.
+   * @defaultValue `DELTATOK_CACHE_DIR` (also `"off"`), else `$XDG_CACHE_HOME/deltatok`, else `~/.cache/deltatok`
+   */
+  cacheDir?: string | undefined;
+  /**
+   * Bound of the disk cache's entries, in bytes: past it, least recently used entries are removed
+   * after a write; an entry larger than it is neither written nor read.
+   * @defaultValue 1 GiB (DEFAULT_CACHE_MAX_BYTES)
+   */
+  cacheMaxBytes?: number | undefined;
+  /**
    * Environment for the hub-cache lookup of `org/name` model ids: `HF_HUB_CACHE` (legacy alias
    * `HUGGINGFACE_HUB_CACHE`), `HF_HOME`, `XDG_CACHE_HOME`, `HOME`.
    * @defaultValue process.env

@@ -360,7 +360,7 @@ export class DeltatokPool extends EventEmitter implements BatchRunner {
   static async create(options: PoolOptions = {}): Promise<DeltatokPool> {
     const opts = resolvePoolOptions(options);
     const tStart = performance.now();
-    const tables = await startupRace(tablesForWorkers(opts.resolvedDeltatok.tokenizer, opts.shareTables, opts.resolvedDeltatok.pattern), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
+    const tables = await startupRace(tablesForWorkers(opts.resolvedDeltatok.tokenizer, opts.shareTables, opts.resolvedDeltatok.pattern, opts.resolvedDeltatok.tokenizerCacheDir), opts.startupTimeoutMs, options.signal, () => 0, opts.workers);
     const { filename, execArgv } = workerModule();
     const affinity = opts.cpus.affinity ?? [];
     const slots: Piscina[] = [];

@@ -8,9 +8,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { toDeltatokError } from "../errors.js";
 import { shareTokenizer, TablesUnsupported } from "../load/index.js";
 
-const { spec, pattern } = workerData as { spec: string; pattern?: string };
+const { spec, pattern, cacheDir } = workerData as { spec: string; pattern?: string; cacheDir?: string };
 try {
-  const shared = await shareTokenizer(spec, pattern === undefined ? {} : { pattern });
+  const shared = await shareTokenizer(spec, { ...(pattern === undefined ? {} : { pattern }), ...(cacheDir === undefined ? {} : { cacheDir }) });
   parentPort?.postMessage({ ok: true, shared });
 } catch (e) {
   if (e instanceof TablesUnsupported) parentPort?.postMessage({ ok: false, unsupported: e.message });

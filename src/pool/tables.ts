@@ -34,11 +34,11 @@ function builderModule(): { filename: string; execArgv: string[] | undefined } {
 }
 
 /** Builds the tables in a thread of their own, which exits once it has posted them. */
-function buildInThread(spec: string, pattern: string | undefined): Promise<BuilderReply> {
+function buildInThread(spec: string, pattern: string | undefined, cacheDir: string | undefined): Promise<BuilderReply> {
   const { filename, execArgv } = builderModule();
   return new Promise<BuilderReply>((resolve, reject) => {
     let reply: BuilderReply | undefined;
-    const w = new Worker(filename, { workerData: { spec, pattern }, ...(execArgv === undefined ? {} : { execArgv }) });
+    const w = new Worker(filename, { workerData: { spec, pattern, cacheDir }, ...(execArgv === undefined ? {} : { execArgv }) });
     w.once("message", (m: BuilderReply) => {
       reply = m;
       resolve(m);
@@ -52,14 +52,14 @@ function buildInThread(spec: string, pattern: string | undefined): Promise<Build
 
 /**
  * Shares the tokenizer `spec` names (with the Deltatok's `pattern` option, for a tiktoken rank
- * file) for the workers. Rejects DT_WORKER_STARTUP (cause: the load's
+ * file, and its `tokenizerCacheDir`) for the workers. Rejects DT_WORKER_STARTUP (cause: the load's
  * coded error) when it does not load, as a worker's own load would have.
  */
-export async function tablesForWorkers(spec: string, share: boolean, pattern?: string): Promise<WorkerTables> {
+export async function tablesForWorkers(spec: string, share: boolean, pattern?: string, cacheDir?: string): Promise<WorkerTables> {
   if (!share) return { shared: null, bytes: 0, unshared: "option" };
   let reply: BuilderReply;
   try {
-    reply = await buildInThread(spec, pattern);
+    reply = await buildInThread(spec, pattern, cacheDir);
   } catch (e) {
     reply = { ok: false, error: toDeltatokError(e, "DT_INTERNAL").toJSON() };
   }
