@@ -11,7 +11,7 @@ import contextvars
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from ._errors import DeltatokError
-from ._wire import decode_ids
+from ._wire import bad_response, decode_ids
 
 __all__ = ["Plan", "PlanOwner", "BaseMissing", "ROUND", "Conversation"]
 
@@ -166,6 +166,8 @@ class Plan:
                 tail = decode_ids(tail)
             crossed = len(tail)
             start = result.get("ids_from") or 0
+            if start < 0:
+                raise bad_response("encode_prompt", "result.ids_from", "is %d, expected a count of ids" % start)
             if start:
                 base = self.base_ids
                 if base is None and self.dep_ids and self.dep is not None:

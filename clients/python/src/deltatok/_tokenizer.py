@@ -166,7 +166,8 @@ class DeltatokTokenizer:
         self._specials: Dict[str, Any] = dict(info.get("special_tokens_map", {}))
         self._special_ids: Dict[str, Optional[int]] = dict(info.get("special_token_ids", {}))
         self._overridden: Dict[str, Optional[str]] = {}
-        self.added_tokens_decoder: Dict[int, AddedToken] = {int(k): AddedToken(**v) for k, v in info.get("added_tokens_decoder", {}).items()}
+        self.added_tokens_decoder: Dict[int, AddedToken] = {
+            int(k): AddedToken(**{f: v[f] for f in AddedToken.__slots__ if f in v}) for k, v in info.get("added_tokens_decoder", {}).items()}
         self._all_special_ids: List[int] = list(info.get("all_special_ids", []))
         self._default_kwargs = dict(chat_template_kwargs or {})
         self._parse_tool_arguments = parse_tool_arguments

@@ -26,7 +26,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, S
 
 from ._discovery import find_command
 from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
-from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer
+from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer, read_result
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport", "DEFAULT_TIMEOUT"]
 
@@ -142,10 +142,7 @@ class StdioTransport(Transport):
                                 "the client stopped it" % self.timeout) from None
         if during is not None:
             during()
-        resp = self._await(rid, deadline)
-        if "error" in resp:
-            raise error_from_record(resp["error"])
-        return resp.get("result")
+        return read_result(method, self._await(rid, deadline))
 
     def _write(self, data: bytes, deadline: Optional[float]) -> None:
         if not self._select or deadline is None:
@@ -400,10 +397,7 @@ class HttpTransport(Transport):
                 # a proxy's own answer (deploy/nginx): no instance behind it answered
                 raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
             raise DeltatokError("DT_BAD_RESPONSE", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
-        resp = read_answer(resp, "HTTP %d from %s" % (r.status, self.url))
-        if "error" in resp:
-            raise error_from_record(resp["error"])
-        return resp["result"]
+        return read_result(method, read_answer(resp, "HTTP %d from %s" % (r.status, self.url)))
 
     def close(self) -> int:
         """Closes every thread's connection."""
