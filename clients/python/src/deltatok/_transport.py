@@ -37,7 +37,8 @@ class Transport:
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
         """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio).
         The built-in transports also take `during=` (`OverlapTransport`): work run after sending,
-        before reading."""
+        before reading. They return `_wire.read_result(method, envelope)`: the result checked for
+        its shape (DT_BAD_RESPONSE) or the coded error answered; a custom transport should too."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
