@@ -7,7 +7,9 @@ ignored); `HttpFake` serves the same answers over HTTP (POST /rpc) from a thread
 own process. Standard library only.
 """
 import base64
+import copy
 import json
+import random
 import struct
 import sys
 import threading
@@ -67,11 +69,40 @@ def good(method, params):
     return {}
 
 
+#: Values a mutation puts in place of a field (every JSON kind, edge numbers, base64 text).
+ODD = [None, True, False, 0, -1, 2 ** 40, 1.5, float("inf"), "", "x", "AQAAAA==", [], [1], [[1, 2]], ["a"], [None], {}, {"a": 1}]
+
+
+def mutate(value, rng):
+    """`value` with one field (or itself) replaced by an odd value, or a key deleted."""
+    value = copy.deepcopy(value)
+    spots = []
+
+    def walk(v, parent, key):
+        spots.append((parent, key))
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, v, k)
+        elif isinstance(v, list):
+            for i, x in enumerate(v[:3]):
+                walk(x, v, i)
+    walk(value, None, None)
+    parent, key = rng.choice(spots)
+    if parent is None:
+        return rng.choice(ODD)
+    if isinstance(parent, dict) and rng.random() < 0.3:
+        del parent[key]
+    else:
+        parent[key] = rng.choice(ODD)
+    return value
+
+
 class Fake:
     """The answers: good ones, or those a `fake_answer` call set."""
 
     def __init__(self):
         self.answers = {}
+        self.mutation = None
         self.lock = threading.Lock()
 
     def body(self, method, params):
@@ -79,12 +110,17 @@ class Fake:
         if method == "fake_answer":
             with self.lock:
                 self.answers = dict(params.get("answers", {}))
+                self.mutation = params.get("mutate")
             return {"result": {}}
         if method == "batch":
             return {"result": {"results": [self.body(r["method"], r.get("params", {})) for r in params["requests"]]}} \
                 if "batch" not in self.answers else self.answers["batch"]
         with self.lock:
             got = self.answers.get(method)
+            m = self.mutation
+        if got is None and m is not None and m["method"] == method:
+            # the right-shaped answer to these very params, one field changed (seeded)
+            return {"result": mutate(good(method, params), random.Random(m["seed"]))}
         return got if got is not None else {"result": good(method, params)}
 
     def respond(self, line):

@@ -12,6 +12,7 @@ import struct
 import sys
 import tempfile
 import unittest
+import warnings
 
 import support  # noqa: F401 - puts the package on sys.path
 from support import deltatok
@@ -28,7 +29,8 @@ CASES = [
      [42, [], {}, None, "x", {"count": "x"}, {"count": None}, {"count": True}, {"count": 1.5}], 3),
     ("encode_prompt", lambda c: c.encode_prompt(MSGS), "encode_prompt",
      [{"ids": 5, "count": 1}, {"ids": "@@@", "count": 1}, {"ids": "AQA=", "count": 1}, {"ids": [1, "x"], "count": 2}, {"ids": [True], "count": 1},
-      {"ids": "AQAAAA==", "count": 1, "ids_from": -1}, {"ids": "AQAAAA==", "count": 1, "ids_from": "0"}], [1, 2, 3]),
+      {"ids": "AQAAAA==", "count": 1, "ids_from": -1}, {"ids": "AQAAAA==", "count": 1, "ids_from": "0"}, {"ids": "AQAAAA==", "count": 1, "ids_from": 9}],
+     [1, 2, 3]),
     ("tokenize_trajectory", lambda c: c.tokenize_trajectory(MSGS)["ids"], "tokenize_trajectory",
      [{"ids": [1], "count": 1, "assistant_mask": [[1]]}, {"ids": [1]}, {"ids": [1], "count": 1, "mask_source": 0}], [1, 2, 3]),
     ("tokenize_rollout", lambda c: c.tokenize_rollout(MSGS)["sequences"][0]["ids"], "tokenize_rollout",
@@ -275,6 +277,66 @@ class AsyncTest(unittest.TestCase):
             finally:
                 await c.aclose()
         asyncio.run(main())
+
+
+class MutationTest(unittest.TestCase):
+    """Seeded: each method's right-shaped answer to the very params sent, one field changed or
+    deleted (fake_sidecar.mutate), through the method client, the tokenizer and training_arrays:
+    every call answers or raises a DeltatokError, nothing else (the failure names its seed)."""
+
+    SEEDS = int(os.environ.get("DELTATOK_TEST_SEEDS", "40"))
+
+    def test_one_field_changed(self):
+        fake = HttpFake()
+        self.addCleanup(fake.stop)
+        with deltatok.DeltatokHttpClient(fake.url, timeout=30) as c:
+            tok = deltatok.AutoTokenizer.from_pretrained("fake", client=c)
+            # the client's own calls (none of the test's indexing into what they return)
+            calls = [(method, (lambda name, args: lambda c: getattr(c, name)(*args))(name, args)) for method, name, args in [
+                ("count_prompt", "count_prompt", (MSGS,)), ("encode_prompt", "encode_prompt", (MSGS,)), ("tokenize_trajectory", "tokenize_trajectory", (MSGS,)),
+                ("tokenize_rollout", "tokenize_rollout", (MSGS,)), ("render_prompt", "render_prompt", (MSGS,)), ("fits", "fits", (MSGS, 10)),
+                ("trim_to_fit", "trim_to_fit", (MSGS, 10)), ("count_message", "count_message", ({"role": "assistant", "content": "x"},)),
+                ("count_text", "count_text", ("x",)), ("encode_text", "encode_text", ("x",)), ("decode", "decode", ([1],)),
+                ("tokenizer_info", "tokenizer_info", ()), ("vocab", "vocab", ()), ("text_counter_open", "text_counter", ()),
+                ("message_counter_open", "message_counter", ()), ("stats", "stats", ()), ("health", "health", ())]] + [
+                ("tokenizer_info", lambda c: deltatok.AutoTokenizer.from_pretrained("fake", client=c).all_special_ids),
+                ("vocab", lambda c: deltatok.AutoTokenizer.from_pretrained("fake", client=c).convert_ids_to_tokens([1, 11])),
+                ("encode_prompt", lambda c: tok.apply_chat_template([MSGS, MSGS + MSGS], return_dict=True, padding=True)),
+                ("encode_prompt", lambda c: tok.apply_chat_template(MSGS + MSGS + MSGS)),
+                ("tokenize_trajectory", lambda c: tok.apply_chat_template(MSGS, return_assistant_tokens_mask=True, return_dict=True)),
+                ("encode_text", lambda c: tok(["x", "y"], padding=True)),
+                ("encode_batch", lambda c: tok.backend_tokenizer.encode_batch(["x", "y"])),
+                ("decode", lambda c: tok.batch_decode([[1], [2]])),
+                ("render_prompt", lambda c: tok.apply_chat_template(MSGS, tokenize=False)),
+                ("count_message", lambda c: tok.osl({"role": "assistant", "content": "x"})),
+                ("counter_append", lambda c: c.text_counter().append("x")),
+                ("counter_finish", lambda c: c.message_counter().finish()),
+                ("trim_to_fit", lambda c: tok.trim_to_fit(MSGS + MSGS, 10)),
+                ("tokenize_rollout", lambda c: [deltatok.training_arrays(q) for q in c.tokenize_rollout(MSGS)["sequences"]]),
+            ]
+            with warnings.catch_warnings():
+                # a mutated mask_source makes the tokenizer warn, as transformers does, on every call
+                warnings.simplefilter("ignore", UserWarning)
+                coded, answered = self.sweep(c, calls)
+            c.call("fake_answer", {})
+            self.assertEqual(c.count_text("x"), 2)
+            self.assertGreater(coded, 0)
+            self.assertGreater(answered, 0)
+
+    def sweep(self, c, calls):
+        """(calls that raised a DeltatokError, calls answered) over every seed."""
+        coded = answered = 0
+        for seed in range(self.SEEDS):
+            for method, call in calls:
+                c.call("fake_answer", {"mutate": {"method": method, "seed": seed}})
+                try:
+                    call(c)
+                    answered += 1
+                except deltatok.DeltatokError:
+                    coded += 1
+                except Exception as e:  # noqa: BLE001 - what this test is about
+                    self.fail("seed %d, %s: %s: %s" % (seed, method, type(e).__name__, e))
+        return coded, answered
 
 
 class ReaderTest(unittest.TestCase):

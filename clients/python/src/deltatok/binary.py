@@ -76,18 +76,28 @@ def read_rollouts(path: PathArg) -> Iterator[Dict[str, Any]]:
 def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     """One sequence of a rollout answered as JSON (`tokenize_rollout`) in read_rollouts' form:
     "ids" array('I'), "mask" array('B') from its completion ranges, "logprobs" array('d') with
-    NaN where the JSON has null (or None), and its "turns". A sequence of another shape is
-    DeltatokInputError DT_INVALID_REQUEST naming the bad field."""
+    NaN where the JSON has null (or None), and its "turns". A sequence of another shape — ids
+    outside uint32, a mask range outside the ids, logprobs not one per id — is DeltatokInputError
+    DT_INVALID_REQUEST naming the bad field."""
     why = ROLLOUT_SEQUENCE.why_not(sequence if not isinstance(sequence, Mapping) else dict(sequence), "sequence")
     if why is not None:
         raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: %s %s" % why, why[0])
-    ids = array("I", sequence["ids"])
-    mask = array("B", bytes(len(ids)))
-    for start, end in sequence["mask"]:
-        for i in range(start, end):
-            mask[i] = 1
+    try:
+        ids = array("I", sequence["ids"])
+    except OverflowError:
+        raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.ids holds an id outside 0..2^32-1", "sequence.ids") from None
+    n = len(ids)
+    mask = array("B", bytes(n))
+    for k, (start, end) in enumerate(sequence["mask"]):
+        if not 0 <= start <= end <= n:
+            raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.mask[%d] is [%d, %d], not a range of the %d ids" % (k, start, end, n),
+                                     "sequence.mask[%d]" % k)
+        mask[start:end] = array("B", b"\x01" * (end - start))
     lps: Optional["array[float]"] = None
     if sequence.get("logprobs") is not None:
+        if len(sequence["logprobs"]) != n:
+            raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.logprobs has %d entries for %d ids" % (len(sequence["logprobs"]), n),
+                                     "sequence.logprobs")
         lps = array("d", (float("nan") if x is None else x for x in sequence["logprobs"]))
     return {"ids": ids, "mask": mask, "logprobs": lps, "turns": sequence["turns"]}
 
