@@ -79,9 +79,9 @@ def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     NaN where the JSON has null (or None), and its "turns". A sequence of another shape — ids
     outside uint32, a mask range outside the ids, logprobs not one per id — is DeltatokInputError
     DT_INVALID_REQUEST naming the bad field."""
-    why = ROLLOUT_SEQUENCE.why_not(sequence if not isinstance(sequence, Mapping) else dict(sequence), "sequence")
+    why = ROLLOUT_SEQUENCE.why_not(sequence if not isinstance(sequence, Mapping) else dict(sequence))
     if why is not None:
-        raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: %s %s" % why, why[0])
+        raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence%s %s" % why, "sequence" + why[0])
     try:
         ids = array("I", sequence["ids"])
     except OverflowError:
@@ -118,9 +118,9 @@ def _record(rec: Any, shape: Shape, path: str, i: int) -> bool:
     of `shape`."""
     if isinstance(rec, dict) and "error" in rec:
         return True
-    why = shape.why_not(rec, "records[%d]" % i)
+    why = shape.why_not(rec)
     if why is not None:
-        raise _invalid(path, "has an index whose %s %s (a forged or damaged index)" % why)
+        raise _invalid(path, "has an index whose records[%d]%s %s (a forged or damaged index)" % (i, why[0], why[1]))
     return False
 
 
