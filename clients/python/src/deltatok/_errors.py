@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 __all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "DeltatokUnsupportedError", "DeltatokFileError",
+           "DeltatokTypeError",
            "error_from_record",
            "PREFIX_UNKNOWN", "NOT_FOUND_HELP"]
 
@@ -34,6 +35,14 @@ class DeltatokError(Exception):
 
 class DeltatokInputError(DeltatokError, ValueError):
     """The request was not usable (bad messages, tools, options, or a template failing on them)."""
+
+
+class DeltatokTypeError(DeltatokError, TypeError):
+    """An argument of the wrong type (code DT_INVALID_OPTION): a TypeError, where transformers
+    raises one."""
+
+    def __init__(self, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, "DT_INVALID_OPTION", message, path)
 
 
 class DeltatokLoadError(DeltatokError, OSError):

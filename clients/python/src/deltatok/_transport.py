@@ -25,7 +25,7 @@ import urllib.parse
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
-from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
 from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer, read_result
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport", "DEFAULT_TIMEOUT"]
@@ -318,7 +318,7 @@ class HttpTransport(Transport):
     def __init__(self, base_url: str, token: Optional[str] = None, timeout: float = 300.0):
         u = urllib.parse.urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError("base_url must be an http:// or https:// URL, got %r" % (base_url,))
+            raise DeltatokInputError("DT_INVALID_OPTION", "base_url must be an http:// or https:// URL, got %r" % (base_url,))
         self.url = base_url.rstrip("/")
         self._https = u.scheme == "https"
         self._host = u.hostname

@@ -12,7 +12,7 @@ import sys
 from array import array
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._errors import DeltatokError, DeltatokInputError, error_from_record
+from ._errors import DeltatokError, DeltatokInputError, DeltatokTypeError, error_from_record
 
 __all__ = ["ROUTE_HEADER", "DEFAULT_TIMEOUT", "PROMPT_OPTIONS", "RESULTS", "decode_ids", "envelope", "read_answer", "read_result", "check_result",
            "bad_response", "prompt_options", "check_prompt_options",
@@ -323,7 +323,7 @@ def check_prompt_options(options: Mapping[str, Any]) -> None:
     """TypeError for option names a prompt request does not take."""
     unknown = set(options) - set(PROMPT_OPTIONS)
     if unknown:
-        raise TypeError("unknown prompt option(s): %s" % ", ".join(sorted(unknown)))
+        raise DeltatokTypeError("unknown prompt option(s): %s" % ", ".join(sorted(unknown)))
 
 
 def whole_prompt_params(messages: Sequence[Any], tools: Any, extra: Mapping[str, Any]) -> Dict[str, Any]:
