@@ -222,6 +222,16 @@ class StdioTest(_Cases, unittest.TestCase):
     def make(self):
         return deltatok.DeltatokClient(command=FAKE, timeout=30)
 
+    def test_an_answer_whose_id_is_a_list_answers_nobody(self):
+        with deltatok.DeltatokClient(command=FAKE, timeout=1) as c:
+            c.call("fake_answer", {"answers": {"health": {"id": [1], "result": {"status": "ok"}}}})
+            with self.assertRaises(deltatok.DeltatokError) as cm:
+                c.health()
+            # the pipe is still read right: this call alone went unanswered
+            self.assertEqual(cm.exception.code, "DT_REQUEST_TIMEOUT")
+            c.call("fake_answer", {})
+            self.assertEqual(c.health()["status"], "ok")
+
 
 class AsyncTest(unittest.TestCase):
     async def cases(self, c):

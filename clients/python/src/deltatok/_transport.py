@@ -245,7 +245,7 @@ class StdioTransport(Transport):
                         self._waiting.discard(rid)
                     return resp
                 with self._cv:
-                    if got in self._waiting:
+                    if isinstance(got, int) and got in self._waiting:  # an id of another type (a list) answers nobody here
                         self._answers[got] = resp
                         self._cv.notify_all()
         except DeltatokError as e:
