@@ -236,7 +236,7 @@ ANY = Anything()
 IDS = ListOf(INT)
 #: Token ranges [start, end).
 RANGES = ListOf(ListOf(INT, 2))
-#: Counts and ids of the prompt methods.
+#: A count (count_prompt, count_message, count_text, counter_append).
 _COUNT = Obj({"count": INT})
 #: stats: an object of str keys, its key names not checked (their spelling is the server's).
 _STATS = DictOf(ANY)
@@ -271,7 +271,8 @@ RESULTS: Dict[str, Shape] = {
     "counter_close": DictOf(ANY),
     "batch": Obj({"results": ListOf(Either(Obj({"result": ANY}), Obj({"error": ANY})))}),
     "stats": _STATS,
-    "health": Obj({"status": STR}, {"tokenizer": STR, "version": STR, "workers": INT}),
+    # its other fields (tokenizer, version, mode, workers) describe the server and are not read here
+    "health": Obj({"status": STR}),
 }
 
 
