@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   DT_TEMPLATE_FILE_INVALID: "a chat template file is unreadable or malformed",
   // ---- options and input validation ------------------------------------------------------
   DT_INVALID_OPTION: "an option has the wrong type or an out-of-range value",
-  DT_CORPUS_UNREADABLE: "the corpus file cannot be read (missing, a directory, no permission)",
+  DT_CORPUS_UNREADABLE: "an input file cannot be read (missing, a directory, not a regular file, no permission): the corpus, or a binary output given to the Python client's read_tokens / read_rollouts",
   DT_OUTPUT_UNWRITABLE: "an output file (--out, --summary) cannot be created or written",
   DT_INVALID_JSON: "a corpus or request line is not valid JSON",
   DT_INVALID_UTF8: "a corpus or request line is not valid UTF-8",
@@ -65,7 +65,7 @@ export const ERROR_CODES = {
   DT_COUNTER_UNKNOWN: "a request names a streaming counter the server does not hold (never opened, finished, evicted, or opened on another connection)",
   // ---- the Python client ----------------------------------------------------------------
   DT_COMMAND_NOT_FOUND: "the Python client cannot run the deltatok command line: none found (DELTATOK_CMD, node_modules/.bin, PATH), or DELTATOK_CMD does not parse or run",
-  DT_BAD_RESPONSE: "the Python client got an answer it cannot read (not JSON, not a response envelope, or a result of the wrong shape)",
+  DT_BAD_RESPONSE: "the Python client got an answer it cannot read (not JSON, not a response envelope, an error without a code, or a result of the wrong shape: the path names the field)",
   DT_BINARY_INVALID: "a binary output read by the Python client's read_tokens / read_rollouts is not a complete deltatok file (wrong magic, killed before its index was written, an index that does not parse, or an array past the end of the file)",
   DT_UNSUPPORTED_CALL: "a transformers tokenizer method or option the Python client does not implement (text pairs, offsets, adding tokens, ...)",
   // ---- merging shard outputs -----------------------------------------------------------

@@ -17,7 +17,7 @@
 """
 from ._client import AutoTokenizer, DeltatokClient, DeltatokHttpClient
 from ._discovery import find_command
-from ._errors import DeltatokError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError
+from ._errors import DeltatokError, DeltatokFileError, DeltatokInputError, DeltatokLoadError, DeltatokNotFoundError, DeltatokTypeError
 from ._shape import AddedToken, BatchEncoding
 from ._prefix import conversation_key
 from ._tokenizer import DeltatokTokenizer
@@ -36,6 +36,8 @@ __all__ = [
     "DeltatokInputError",
     "DeltatokLoadError",
     "DeltatokNotFoundError",
+    "DeltatokFileError",
+    "DeltatokTypeError",
     "find_command",
     "conversation_key",
     "read_tokens",

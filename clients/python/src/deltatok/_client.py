@@ -63,7 +63,7 @@ def run(call: CallFn, gen: PlanGen, during: Optional[Callable[[str, Dict[str, An
 def _send(call: CallFn, calls: Dict[int, Call], route: Optional[str], chunk: List[int]) -> List[Answer]:
     try:
         method, params = group_request(calls, chunk)
-        return group_answers(call(method, params, route), len(chunk))
+        return group_answers(call(method, params, route), [calls[i].method for i in chunk])
     except DeltatokError as e:
         return [(None, e)] * len(chunk)
 

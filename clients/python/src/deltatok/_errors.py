@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "DeltatokUnsupportedError", "error_from_record",
+__all__ = ["DeltatokError", "DeltatokInputError", "DeltatokLoadError", "DeltatokNotFoundError", "DeltatokUnsupportedError", "DeltatokFileError",
+           "DeltatokTypeError",
+           "error_from_record",
            "PREFIX_UNKNOWN", "NOT_FOUND_HELP"]
 
 PREFIX_UNKNOWN = "DT_PREFIX_UNKNOWN"
@@ -35,6 +37,14 @@ class DeltatokInputError(DeltatokError, ValueError):
     """The request was not usable (bad messages, tools, options, or a template failing on them)."""
 
 
+class DeltatokTypeError(DeltatokError, TypeError):
+    """An argument of the wrong type (code DT_INVALID_OPTION): a TypeError, where transformers
+    raises one."""
+
+    def __init__(self, message: str, path: Optional[str] = None):
+        DeltatokError.__init__(self, "DT_INVALID_OPTION", message, path)
+
+
 class DeltatokLoadError(DeltatokError, OSError):
     """The server could not load the tokenizer (or its template files): nothing was answered."""
 
@@ -57,6 +67,21 @@ class DeltatokUnsupportedError(DeltatokError, NotImplementedError):
         DeltatokError.__init__(self, "DT_UNSUPPORTED_CALL", message, path)
 
 
+class DeltatokFileError(DeltatokError, OSError):
+    """A file the client reads (read_tokens, read_rollouts) cannot be read — missing, a directory,
+    not a regular file, no permission: code DT_CORPUS_UNREADABLE, as the command line's for its
+    input file; an OSError with the ``errno`` and ``filename`` of the failure, as open() raises."""
+
+    def __init__(self, message: str, path: str, errno: Optional[int] = None):
+        DeltatokError.__init__(self, "DT_CORPUS_UNREADABLE", message, path)
+        self.errno = errno
+        self.strerror = message
+        self.filename = path
+
+    def __str__(self) -> str:
+        return "%s: %s" % (self.code, self.message)
+
+
 #: How to point the client at the command line (the package is not published on npm).
 NOT_FOUND_HELP = ("build a deltatok checkout (`npm ci && npm run build`) and set DELTATOK_CMD=\"node <checkout>/dist/src/cli/main.js\", "
                   "or run `npm link` in the checkout to put `deltatok` on PATH, or pass command=[...]")
@@ -67,10 +92,11 @@ def is_input_code(code: str) -> bool:
 
 
 def error_from_record(rec: Any) -> DeltatokError:
-    """The exception for a ``{"code", "message", "path"?}`` record."""
-    if not isinstance(rec, dict):
-        return DeltatokError("DT_INTERNAL", "malformed error record: %r" % (rec,))
-    got = rec.get("code")
-    code = got if isinstance(got, str) else "DT_INTERNAL"
-    cls = DeltatokInputError if is_input_code(code) else DeltatokLoadError if code in _LOAD_CODES else DeltatokError
-    return cls(code, str(rec.get("message", "")), rec.get("path"))
+    """The exception for a ``{"code", "message", "path"?}`` record; DT_BAD_RESPONSE for an error
+    record that is not one (no code)."""
+    got = rec.get("code") if isinstance(rec, dict) else None
+    if not isinstance(got, str) or not got:
+        return DeltatokError("DT_BAD_RESPONSE", "an error answered without a code: %.200r" % (rec,), "error")
+    path = rec.get("path")
+    cls = DeltatokInputError if is_input_code(got) else DeltatokLoadError if got in _LOAD_CODES else DeltatokError
+    return cls(got, str(rec.get("message", "")), path if isinstance(path, str) else None)

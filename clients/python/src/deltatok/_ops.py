@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._errors import DeltatokError, error_from_record
+from ._errors import DeltatokError
 from ._fingerprint import route_of
 from ._plan import ROUND, BaseMissing, Plan
 from ._prefix import PrefixTable, is_prefix_unknown
-from ._wire import check_prompt_options, prompt_options, whole_prompt_params
+from ._wire import bad_response, check_prompt_options, check_result, prompt_options, read_result, whole_prompt_params
 
 __all__ = ["Call", "PlanGen", "Outcome", "Answer", "Lockstep", "step", "prompt_plan", "prompt_many_plans", "simple_plan", "groups", "by_route",
            "group_request", "group_answers", "MAX_BATCH"]
@@ -216,12 +216,23 @@ def group_request(calls: Dict[int, Call], chunk: List[int]) -> Tuple[str, Dict[s
     return "batch", {"requests": [{"method": calls[i].method, "params": calls[i].params} for i in chunk]}
 
 
-def group_answers(raw: Any, n: int) -> List[Answer]:
-    """What each call of a chunk got, from the answer to `group_request`'s request."""
-    if n == 1:
+def group_answers(raw: Any, methods: List[str]) -> List[Answer]:
+    """What each call of a chunk got, from the answer to `group_request`'s request (the calls'
+    `methods` in order). A lone call's result was checked by the transport (`_wire.read_result`);
+    each result of a batch is checked here against its own call's shape, and a bad one fails that
+    call only (DT_BAD_RESPONSE)."""
+    if len(methods) == 1:
         return [(raw, None)]
-    results = raw.get("results") if isinstance(raw, dict) else None
-    if not isinstance(results, list) or len(results) != n:
-        err = DeltatokError("DT_INTERNAL", "a batch answer did not hold one result per call")
-        return [(None, err)] * n
-    return [(None, error_from_record(r["error"])) if isinstance(r, dict) and "error" in r else (r.get("result") if isinstance(r, dict) else None, None) for r in results]
+    try:
+        results = check_result("batch", raw)["results"]
+        if len(results) != len(methods):
+            raise bad_response("batch", "result.results", "holds %d results for %d calls" % (len(results), len(methods)))
+    except DeltatokError as e:
+        return [(None, e)] * len(methods)
+    out: List[Answer] = []
+    for method, r in zip(methods, results):
+        try:
+            out.append((read_result(method, r), None))
+        except DeltatokError as e:
+            out.append((None, e))
+    return out

@@ -10,8 +10,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
-from ._errors import DeltatokError
-from ._wire import decode_ids
+from ._wire import bad_response, decode_ids
 
 __all__ = ["Plan", "PlanOwner", "BaseMissing", "ROUND", "Conversation"]
 
@@ -166,6 +165,8 @@ class Plan:
                 tail = decode_ids(tail)
             crossed = len(tail)
             start = result.get("ids_from") or 0
+            if start < 0:
+                raise bad_response("encode_prompt", "result.ids_from", "is %d, expected a count of ids" % start)
             if start:
                 base = self.base_ids
                 if base is None and self.dep_ids and self.dep is not None:
@@ -175,7 +176,8 @@ class Plan:
                     if self.dep_ids:
                         # the earlier call's answer was not used (an error, a refuted guess): resend
                         raise BaseMissing()
-                    raise DeltatokError("DT_INTERNAL", "the server sent ids from %d against ids this client does not hold" % start)
+                    raise bad_response("encode_prompt", "result.ids_from", "is %d, against %s ids this client holds for that state" % (
+                        start, "no" if base is None else len(base)))
                 # the base list is this plan's own (the table let go of it when the plan was made)
                 del base[start:]
                 base.extend(tail)

@@ -16,7 +16,7 @@ import uuid
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence
 
-from ._errors import PREFIX_UNKNOWN, DeltatokError
+from ._errors import PREFIX_UNKNOWN, DeltatokError, DeltatokInputError
 from ._fingerprint import (ID_BYTES, chain, confirmed_prefix, conversation_key, fingerprint, fingerprints, held_bytes, leading, route_key,
                            route_of)
 from ._plan import ROUND, BaseMissing, Conversation, Guess, Plan
@@ -52,7 +52,7 @@ class PrefixTable:
 
     def __init__(self, max_conversations: int = DEFAULT_MAX_CONVERSATIONS, max_bytes: int = DEFAULT_MAX_BYTES):
         if max_conversations < 1 or max_bytes < 1:
-            raise ValueError("the prefix table needs room for at least one conversation")
+            raise DeltatokInputError("DT_INVALID_OPTION", "the prefix table needs room for at least one conversation")
         self.max_conversations = max_conversations
         self.max_bytes = max_bytes
         self.counts = PrefixStats()

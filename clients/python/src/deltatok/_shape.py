@@ -10,6 +10,7 @@ from collections import UserDict
 from typing import Any, Dict, ItemsView, KeysView, List, Mapping, Optional, Sequence, Tuple, Union, ValuesView
 
 from ._compat import transformers_types
+from ._errors import DeltatokInputError, DeltatokTypeError
 
 __all__ = ["BatchEncoding", "ChatFlags", "chat_flags", "split_conversations", "shape_encodings", "to_id_list", "AddedToken"]
 
@@ -104,7 +105,7 @@ def batch_encoding(data: Dict[str, Any], tensor_type: Any, prepend_batch_axis: b
     if types is not None:
         kind = getattr(tensor_type, "value", tensor_type)
         if kind is not None and kind not in ("np", "pt"):
-            raise ValueError("return_tensors=%r is not supported by deltatok (use 'pt', 'np' or None)" % (tensor_type,))
+            raise DeltatokInputError("DT_INVALID_OPTION", "return_tensors=%r is not supported by deltatok (use 'pt', 'np' or None)" % (tensor_type,))
         for k, v in data.items():
             if kind is not None and isinstance(v, list) and v and isinstance(v[0], list) and len({len(x) for x in v}) > 1:
                 to_tensor(v, kind, k)  # the same error as deltatok's own BatchEncoding
@@ -115,7 +116,7 @@ def batch_encoding(data: Dict[str, Any], tensor_type: Any, prepend_batch_axis: b
 def to_tensor(value: Any, tensor_type: Any, key: str = "input_ids") -> Any:
     kind = getattr(tensor_type, "value", tensor_type)
     if isinstance(value, list) and value and isinstance(value[0], list) and len({len(x) for x in value}) > 1:
-        raise ValueError(
+        raise DeltatokInputError("DT_INVALID_OPTION",
             "Unable to create tensor, you should probably activate truncation and/or padding with 'padding=True' "
             "'truncation=True' to have batched tensors with the same length (%s has rows of different lengths)" % key)
     if kind == "np":
@@ -130,7 +131,7 @@ def to_tensor(value: Any, tensor_type: Any, key: str = "input_ids") -> Any:
         except ImportError:
             raise ImportError("return_tensors='pt' needs PyTorch, which is not installed; use return_tensors='np' or None") from None
         return torch.tensor(value, dtype=torch.long)
-    raise ValueError("return_tensors=%r is not supported by deltatok (use 'pt', 'np' or None)" % (tensor_type,))
+    raise DeltatokInputError("DT_INVALID_OPTION", "return_tensors=%r is not supported by deltatok (use 'pt', 'np' or None)" % (tensor_type,))
 
 
 class ChatFlags:
@@ -160,14 +161,14 @@ def chat_flags(tok: Any, padding: Any, truncation: Any, max_length: Optional[int
     f = ChatFlags()
     key = getattr(padding, "value", padding)
     if key not in _PADDING:
-        raise ValueError("padding=%r is not supported by deltatok (True, 'longest', 'max_length', False, 'do_not_pad')" % (padding,))
+        raise DeltatokInputError("DT_INVALID_OPTION", "padding=%r is not supported by deltatok (True, 'longest', 'max_length', False, 'do_not_pad')" % (padding,))
     f.padding = _PADDING[key]
     tkey = getattr(truncation, "value", truncation)
     if tkey not in _TRUNCATION:
-        raise ValueError("truncation=%r is not supported by deltatok for one sequence (True, 'longest_first', 'only_first', False)" % (truncation,))
+        raise DeltatokInputError("DT_INVALID_OPTION", "truncation=%r is not supported by deltatok for one sequence (True, 'longest_first', 'only_first', False)" % (truncation,))
     f.truncation = _TRUNCATION[tkey]
     if max_length is not None and (not isinstance(max_length, int) or max_length < 0):
-        raise ValueError("max_length must be a non-negative integer, got %r" % (max_length,))
+        raise DeltatokInputError("DT_INVALID_OPTION", "max_length must be a non-negative integer, got %r" % (max_length,))
     f.max_length = max_length
     f.return_tensors = return_tensors
     f.padding_side = tok.padding_side
@@ -179,13 +180,13 @@ def chat_flags(tok: Any, padding: Any, truncation: Any, max_length: Optional[int
     for k, v in (kwargs or {}).items():
         if k not in TOKENIZER_KWARGS:
             if k == "add_special_tokens":
-                raise TypeError("apply_chat_template tokenizes with add_special_tokens=False; it cannot be given in tokenizer_kwargs")
-            raise ValueError("tokenizer option %r is not supported by deltatok (supported: %s)" % (k, ", ".join(TOKENIZER_KWARGS)))
+                raise DeltatokTypeError("apply_chat_template tokenizes with add_special_tokens=False; it cannot be given in tokenizer_kwargs")
+            raise DeltatokInputError("DT_INVALID_OPTION", "tokenizer option %r is not supported by deltatok (supported: %s)" % (k, ", ".join(TOKENIZER_KWARGS)))
         if v is None:
             continue
         if k == "padding_side":
             if v not in ("left", "right"):
-                raise ValueError("padding_side must be 'left' or 'right', got %r" % (v,))
+                raise DeltatokInputError("DT_INVALID_OPTION", "padding_side must be 'left' or 'right', got %r" % (v,))
             f.padding_side = v
         elif k == "pad_to_multiple_of":
             f.pad_to_multiple_of = int(v)
@@ -239,7 +240,7 @@ def shape_encodings(rows: List[List[int]], masks: Optional[List[List[int]]], f: 
         target = (target // f.pad_to_multiple_of + 1) * f.pad_to_multiple_of
     if target is not None and any(len(r) < target for r in rows):
         if f.pad_token_id is None:
-            raise ValueError("Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` "
+            raise DeltatokInputError("DT_INVALID_OPTION", "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` "
                              "`(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens`.")
         padded, att, msk = [], [], []
         for i, r in enumerate(rows):
@@ -298,9 +299,9 @@ def to_id_list(token_ids: Any) -> Union[int, List[Any]]:
     if hasattr(token_ids, "tolist") and callable(token_ids.tolist):
         token_ids = token_ids.tolist()
     if isinstance(token_ids, bool):
-        raise TypeError("token ids must be integers, got a bool")
+        raise DeltatokTypeError("token ids must be integers, got a bool")
     if isinstance(token_ids, int):
         return token_ids
     if isinstance(token_ids, (list, tuple)):
         return [to_id_list(x) if not isinstance(x, int) else x for x in token_ids]
-    raise TypeError("token ids must be an int, a list of ints, a numpy array or a tensor, got %s" % type(token_ids).__name__)
+    raise DeltatokTypeError("token ids must be an int, a list of ints, a numpy array or a tensor, got %s" % type(token_ids).__name__)

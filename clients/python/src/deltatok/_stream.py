@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Dict, Mapping, Optional
 
+from ._errors import DeltatokTypeError
+
 __all__ = ["TextCounter", "MessageCounter", "AsyncTextCounter", "AsyncMessageCounter"]
 
 Call = Callable[[str, Dict[str, Any]], Any]
@@ -37,7 +39,7 @@ class TextCounter(_Base):
 
     def append(self, chunk: str) -> int:
         if not isinstance(chunk, str):
-            raise TypeError("chunk must be a str, got %s" % type(chunk).__name__)
+            raise DeltatokTypeError("chunk must be a str, got %s" % type(chunk).__name__)
         self.count = self._call("counter_append", {"handle": self.handle, "chunk": chunk})["count"]
         return self.count
 
@@ -67,7 +69,7 @@ class MessageCounter(TextCounter):
     # it subclasses TextCounter for finish/close/with, and the README documents append per class
     def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
-            raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)
+            raise DeltatokTypeError("delta must be a mapping, got %s" % type(delta).__name__)
         self.count = self._call("counter_append", {"handle": self.handle, "delta": dict(delta)})["count"]
         return self.count
 
@@ -81,7 +83,7 @@ class AsyncTextCounter(_Base):
 
     async def append(self, chunk: str) -> int:
         if not isinstance(chunk, str):
-            raise TypeError("chunk must be a str, got %s" % type(chunk).__name__)
+            raise DeltatokTypeError("chunk must be a str, got %s" % type(chunk).__name__)
         self.count = (await self._acall("counter_append", {"handle": self.handle, "chunk": chunk}))["count"]
         return self.count
 
@@ -102,6 +104,6 @@ class AsyncMessageCounter(AsyncTextCounter):
     # the override is ignored below, as in MessageCounter.append (deltas, not text)
     async def append(self, delta: Mapping[str, Any]) -> int:  # type: ignore[override]
         if not isinstance(delta, Mapping):
-            raise TypeError("delta must be a mapping, got %s" % type(delta).__name__)
+            raise DeltatokTypeError("delta must be a mapping, got %s" % type(delta).__name__)
         self.count = (await self._acall("counter_append", {"handle": self.handle, "delta": dict(delta)}))["count"]
         return self.count

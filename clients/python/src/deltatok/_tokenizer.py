@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Seque
 
 from ._compat import bpe_cleanup_skipped, compat_major, json_schema_builder, transformers_types
 from ._dropin import BackendTokenizer, plain_conversation, tokenizer_class
-from ._errors import DeltatokError, DeltatokInputError, DeltatokUnsupportedError
+from ._errors import DeltatokError, DeltatokInputError, DeltatokTypeError, DeltatokUnsupportedError
 from ._ops import PlanGen, prompt_plan, simple_plan
 from ._ops import Outcome
 from ._prefix import PrefixTable
@@ -85,7 +85,7 @@ def _check_documents(documents: Any) -> Any:
     if documents is not None:
         for d in documents:
             if not isinstance(d, dict):
-                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+                raise DeltatokTypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
     return documents
 
 
@@ -166,7 +166,8 @@ class DeltatokTokenizer:
         self._specials: Dict[str, Any] = dict(info.get("special_tokens_map", {}))
         self._special_ids: Dict[str, Optional[int]] = dict(info.get("special_token_ids", {}))
         self._overridden: Dict[str, Optional[str]] = {}
-        self.added_tokens_decoder: Dict[int, AddedToken] = {int(k): AddedToken(**v) for k, v in info.get("added_tokens_decoder", {}).items()}
+        self.added_tokens_decoder: Dict[int, AddedToken] = {
+            int(k): AddedToken(**{f: v[f] for f in AddedToken.__slots__ if f in v}) for k, v in info.get("added_tokens_decoder", {}).items()}
         self._all_special_ids: List[int] = list(info.get("all_special_ids", []))
         self._default_kwargs = dict(chat_template_kwargs or {})
         self._parse_tool_arguments = parse_tool_arguments
@@ -181,7 +182,7 @@ class DeltatokTokenizer:
     def __setattr__(self, name: str, value: Any) -> None:
         if name in SPECIAL_NAMES and "_specials" in self.__dict__:
             if value is not None and not isinstance(value, (str, AddedToken)):
-                raise TypeError("%s must be a string" % name)
+                raise DeltatokTypeError("%s must be a string" % name)
             s = None if value is None else str(value)
             self._overridden[name] = s
             if s is None:
@@ -557,7 +558,7 @@ class DeltatokTokenizer:
             if v:
                 raise DeltatokUnsupportedError("%s is not supported by deltatok" % name)
         if kwargs:
-            raise TypeError("unexpected keyword argument(s): %s" % ", ".join(sorted(kwargs)))
+            raise DeltatokTypeError("unexpected keyword argument(s): %s" % ", ".join(sorted(kwargs)))
         if text is None:
             raise DeltatokInputError("DT_INVALID_OPTION", "You need to specify either `text` or `text_target`.")
         batched = isinstance(text, (list, tuple))
@@ -671,7 +672,7 @@ def sidecar_args(name_or_path: str, options: Dict[str, Any]) -> List[str]:
 def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
     """(deltatok options, attribute overrides, environment additions); refuses what deltatok cannot honour."""
     if init_inputs:
-        raise TypeError("deltatok's from_pretrained takes no positional init inputs")
+        raise DeltatokTypeError("deltatok's from_pretrained takes no positional init inputs")
     dt: Dict[str, Any] = {}
     overrides: Dict[str, Any] = {}
     env: Dict[str, str] = {}
@@ -699,6 +700,6 @@ def split_options(pretrained_model_name_or_path: Any, init_inputs: Tuple[Any, ..
         else:
             unknown.append(k)
     if unknown:
-        raise TypeError("from_pretrained got option(s) deltatok does not know: %s (deltatok's: %s; transformers' it honours: %s)"
+        raise DeltatokTypeError("from_pretrained got option(s) deltatok does not know: %s (deltatok's: %s; transformers' it honours: %s)"
                         % (", ".join(sorted(unknown)), ", ".join(DELTATOK_OPTIONS), ", ".join(_SETTABLE + ("revision", "cache_dir") + _ACCEPTED)))
     return dt, overrides, env

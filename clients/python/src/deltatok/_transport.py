@@ -25,8 +25,8 @@ import urllib.parse
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ._discovery import find_command
-from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
-from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokInputError, DeltatokNotFoundError, error_from_record
+from ._wire import DEFAULT_TIMEOUT, ROUTE_HEADER, envelope, read_answer, read_result
 
 __all__ = ["StdioTransport", "HttpTransport", "Transport", "DEFAULT_TIMEOUT"]
 
@@ -37,7 +37,8 @@ class Transport:
     def call(self, method: str, params: Dict[str, Any], route: Optional[str] = None) -> Any:  # pragma: no cover - interface
         """One call; `route` is its conversation's routing key (used by HTTP, ignored on stdio).
         The built-in transports also take `during=` (`OverlapTransport`): work run after sending,
-        before reading."""
+        before reading. They return `_wire.read_result(method, envelope)`: the result checked for
+        its shape (DT_BAD_RESPONSE) or the coded error answered; a custom transport should too."""
         raise NotImplementedError
 
     def close(self) -> int:  # pragma: no cover - interface
@@ -142,10 +143,7 @@ class StdioTransport(Transport):
                                 "the client stopped it" % self.timeout) from None
         if during is not None:
             during()
-        resp = self._await(rid, deadline)
-        if "error" in resp:
-            raise error_from_record(resp["error"])
-        return resp.get("result")
+        return read_result(method, self._await(rid, deadline))
 
     def _write(self, data: bytes, deadline: Optional[float]) -> None:
         if not self._select or deadline is None:
@@ -247,7 +245,7 @@ class StdioTransport(Transport):
                         self._waiting.discard(rid)
                     return resp
                 with self._cv:
-                    if got in self._waiting:
+                    if isinstance(got, int) and got in self._waiting:  # an id of another type (a list) answers nobody here
                         self._answers[got] = resp
                         self._cv.notify_all()
         except DeltatokError as e:
@@ -320,7 +318,7 @@ class HttpTransport(Transport):
     def __init__(self, base_url: str, token: Optional[str] = None, timeout: float = 300.0):
         u = urllib.parse.urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError("base_url must be an http:// or https:// URL, got %r" % (base_url,))
+            raise DeltatokInputError("DT_INVALID_OPTION", "base_url must be an http:// or https:// URL, got %r" % (base_url,))
         self.url = base_url.rstrip("/")
         self._https = u.scheme == "https"
         self._host = u.hostname
@@ -400,10 +398,7 @@ class HttpTransport(Transport):
                 # a proxy's own answer (deploy/nginx): no instance behind it answered
                 raise DeltatokError("DT_CLOSED", "HTTP %d from %s: the proxy reached no deltatok instance that answered" % (r.status, self.url)) from None
             raise DeltatokError("DT_BAD_RESPONSE", "HTTP %d from %s with a body that is not JSON" % (r.status, self.url)) from None
-        resp = read_answer(resp, "HTTP %d from %s" % (r.status, self.url))
-        if "error" in resp:
-            raise error_from_record(resp["error"])
-        return resp["result"]
+        return read_result(method, read_answer(resp, "HTTP %d from %s" % (r.status, self.url)))
 
     def close(self) -> int:
         """Closes every thread's connection."""

@@ -21,7 +21,7 @@ import os
 from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._discovery import find_command
-from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError, error_from_record
+from ._errors import NOT_FOUND_HELP, DeltatokError, DeltatokNotFoundError
 from ._fingerprint import route_of
 from ._ops import Answer, Call, Lockstep, Outcome, PlanGen, by_route, group_answers, group_request, groups, prompt_many_plans, prompt_plan, simple_plan, step
 from ._prefix import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONVERSATIONS, PrefixTable
@@ -31,7 +31,7 @@ from ._stream import MessageCounter, TextCounter
 from ._tokenizer import ChatRequest, DeltatokTokenizer, sidecar_args, split_options
 from ._transport import HttpTransport
 from ._wire import (DEFAULT_TIMEOUT, PromptRequest, budget_params, decode_params, envelope, message_counter_params, message_params, prompt_options,
-                    read_answer, render_params, rollout_params, text_counter_params, trim_params, trim_result)
+                    read_answer, read_result, render_params, rollout_params, text_counter_params, trim_params, trim_result)
 
 __all__ = ["AsyncDeltatokClient", "AsyncDeltatokHttpClient", "AsyncAutoTokenizer", "AsyncDeltatokTokenizer", "arun", "arun_many"]
 
@@ -59,7 +59,7 @@ async def arun(acall: ACallFn, gen: PlanGen) -> Any:
 async def _send(acall: ACallFn, calls: Dict[int, Call], route: Optional[str], chunk: List[int]) -> List[Answer]:
     try:
         method, params = group_request(calls, chunk)
-        return group_answers(await acall(method, params, route), len(chunk))
+        return group_answers(await acall(method, params, route), [calls[i].method for i in chunk])
     except DeltatokError as e:
         return [(None, e)] * len(chunk)
 
@@ -292,9 +292,7 @@ class AsyncDeltatokClient(_AsyncBase):
         except (BrokenPipeError, ConnectionResetError, OSError) as e:
             self._futures.pop(rid, None)
             raise DeltatokError("DT_CLOSED", "deltatok serve is not running: %s" % e)
-        if "error" in resp:
-            raise error_from_record(resp["error"])
-        return resp.get("result")
+        return read_result(method, resp)
 
     async def aclose(self, timeout: float = 30.0) -> int:
         """Closes stdin (deltatok answers what is in flight, then exits) and waits for the process."""

@@ -8,24 +8,35 @@ files written before read the same way."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import struct
 import sys
 from array import array
-from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple, Union
 
-from ._errors import DeltatokInputError
+from ._errors import DeltatokFileError, DeltatokInputError
+from ._wire import ANY, INT, NULL, ROLLOUT_SEQUENCE, Either, ListOf, Obj, Shape
+
+#: A path as open() takes it.
+PathArg = Union[str, "os.PathLike[str]"]
 
 __all__ = ["read_tokens", "read_rollouts", "training_arrays"]
 
 
-def read_tokens(path: str) -> Iterator[Dict[str, Any]]:
+def read_tokens(path: PathArg) -> Iterator[Dict[str, Any]]:
     """Reads `deltatok tokenize --format binary` output: yields one dict per conversation with
     "ids" (array('I')) and "assistant_mask" (bytes, one 0/1 per token) plus the index fields
     ("id", "count", "prefix", "spans", "suffix", "mask_source", "offsets_exact"), or the
-    {"id", "line", "error"} record of a conversation that failed."""
+    {"id", "line", "error"} record of a conversation that failed.
+
+    A path that cannot be read (missing, a directory, a FIFO, no permission) raises
+    DeltatokFileError, DT_CORPUS_UNREADABLE (an OSError); a file that is not a complete deltatok
+    output, DT_BINARY_INVALID. Both at the first next()."""
+    path = os.fspath(path)
     data, index = _open(path, b"DTOKBIN1", "token")
-    for rec in index["records"]:
-        if "error" in rec:
+    for i, rec in enumerate(index["records"]):
+        if _record(rec, _TOKEN_RECORD, path, i):
             yield rec
             continue
         out = dict(rec)
@@ -34,18 +45,19 @@ def read_tokens(path: str) -> Iterator[Dict[str, Any]]:
         yield out
 
 
-def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
+def read_rollouts(path: PathArg) -> Iterator[Dict[str, Any]]:
     """Reads `deltatok rollout --format binary` output: yields one dict per conversation,
     {"id", "sequences", "splits", "drift"}, each sequence with "ids" (array('I')), "mask"
     (array('B'), 1 on completion tokens: the loss mask), "logprobs" (array('d'), float64 as the
     sampler gave them — array('f') in files written before float64 — NaN where a
     token has none, or None when no completion of the sequence carried logprobs) and "turns";
     or the {"id", "line", "error"} record of a conversation that failed. The arrays go to
-    torch.tensor / numpy.asarray as they are."""
+    torch.tensor / numpy.asarray as they are. Errors as read_tokens'."""
+    path = os.fspath(path)
     data, index = _open(path, (b"DTROLL02", b"DTROLL01"), "rollout")
     lp_code = "d" if data[:8] == b"DTROLL02" else "f"
-    for rec in index["records"]:
-        if "error" in rec:
+    for i, rec in enumerate(index["records"]):
+        if _record(rec, _ROLLOUT_RECORD, path, i):
             yield rec
             continue
         sequences = []
@@ -58,20 +70,34 @@ def read_rollouts(path: str) -> Iterator[Dict[str, Any]]:
                 "logprobs": None if lp is None else _values(data, lp_code, lp, n, path),
                 "turns": q["turns"],
             })
-        yield {"id": rec["id"], "sequences": sequences, "splits": rec["splits"], "drift": rec["drift"]}
+        yield {"id": rec.get("id"), "sequences": sequences, "splits": rec["splits"], "drift": rec["drift"]}
 
 
 def training_arrays(sequence: Mapping[str, Any]) -> Dict[str, Any]:
     """One sequence of a rollout answered as JSON (`tokenize_rollout`) in read_rollouts' form:
     "ids" array('I'), "mask" array('B') from its completion ranges, "logprobs" array('d') with
-    NaN where the JSON has null (or None), and its "turns"."""
-    ids = array("I", sequence["ids"])
-    mask = array("B", bytes(len(ids)))
-    for start, end in sequence["mask"]:
-        for i in range(start, end):
-            mask[i] = 1
+    NaN where the JSON has null (or None), and its "turns". A sequence of another shape — ids
+    outside uint32, a mask range outside the ids, logprobs not one per id — is DeltatokInputError
+    DT_INVALID_REQUEST naming the bad field."""
+    why = ROLLOUT_SEQUENCE.why_not(sequence if not isinstance(sequence, Mapping) else dict(sequence))
+    if why is not None:
+        raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence%s %s" % why, "sequence" + why[0])
+    try:
+        ids = array("I", sequence["ids"])
+    except OverflowError:
+        raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.ids holds an id outside 0..2^32-1", "sequence.ids") from None
+    n = len(ids)
+    mask = array("B", bytes(n))
+    for k, (start, end) in enumerate(sequence["mask"]):
+        if not 0 <= start <= end <= n:
+            raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.mask[%d] is [%d, %d], not a range of the %d ids" % (k, start, end, n),
+                                     "sequence.mask[%d]" % k)
+        mask[start:end] = array("B", b"\x01" * (end - start))
     lps: Optional["array[float]"] = None
     if sequence.get("logprobs") is not None:
+        if len(sequence["logprobs"]) != n:
+            raise DeltatokInputError("DT_INVALID_REQUEST", "training_arrays: sequence.logprobs has %d entries for %d ids" % (len(sequence["logprobs"]), n),
+                                     "sequence.logprobs")
         lps = array("d", (float("nan") if x is None else x for x in sequence["logprobs"]))
     return {"ids": ids, "mask": mask, "logprobs": lps, "turns": sequence["turns"]}
 
@@ -80,11 +106,44 @@ def _invalid(path: str, why: str) -> DeltatokInputError:
     return DeltatokInputError("DT_BINARY_INVALID", "%s %s" % (path, why), path)
 
 
+#: An index record of each file (besides a failed conversation's {"id", "line", "error"}).
+_TOKEN_RECORD: Shape = Obj({"offset": INT, "count": INT, "mask_offset": INT})
+_ROLLOUT_RECORD: Shape = Obj({"sequences": ListOf(Obj({"offset": INT, "count": INT, "mask_offset": INT, "logprobs_offset": Either(INT, NULL),
+                                                        "turns": ANY})),
+                              "splits": ANY, "drift": ANY})
+
+
+def _record(rec: Any, shape: Shape, path: str, i: int) -> bool:
+    """Whether index record `i` is a failed conversation's; DT_BINARY_INVALID unless it is that or
+    of `shape`."""
+    if isinstance(rec, dict) and "error" in rec:
+        return True
+    why = shape.why_not(rec)
+    if why is not None:
+        raise _invalid(path, "has an index whose records[%d]%s %s (a forged or damaged index)" % (i, why[0], why[1]))
+    return False
+
+
+def _read(path: str) -> bytes:
+    """The whole file; DeltatokFileError (DT_CORPUS_UNREADABLE) when it cannot be read or is not a
+    regular file (a FIFO would block, a device may not end)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+            raise DeltatokFileError("cannot read %s: it is not a regular file (%s)" % (path, kind), path)
+        with open(path, "rb") as f:
+            return f.read()
+    except DeltatokFileError:
+        raise
+    except OSError as e:
+        raise DeltatokFileError("cannot read %s: %s" % (path, e.strerror or e), path, e.errno) from None
+
+
 def _open(path: str, magic: Any, what: str) -> Tuple[bytes, Dict[str, Any]]:
     """The file's bytes and its JSON index (at the offset the last 8 bytes give); a file that is
     not one, or was killed before its index was written, is DT_BINARY_INVALID."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read(path)
     if data[:8] not in (magic if isinstance(magic, tuple) else (magic,)) or len(data) < 16:
         raise _invalid(path, "is not a deltatok %s file" % what)
     (at,) = struct.unpack_from("<Q", data, len(data) - 8)

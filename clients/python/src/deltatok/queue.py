@@ -34,7 +34,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
 
 from ._client import ClientBase
-from ._errors import DeltatokError, DeltatokInputError
+from ._errors import DeltatokError, DeltatokInputError, DeltatokTypeError
 from ._ops import PlanGen, simple_plan
 from ._wire import PROMPT_OPTIONS
 
@@ -81,7 +81,7 @@ class _Entry:
 def _client_of(target: Any) -> ClientBase:
     client = getattr(target, "client", target)
     if not isinstance(client, ClientBase):
-        raise TypeError("TokenizationQueue needs a DeltatokTokenizer or a deltatok client (DeltatokClient, DeltatokHttpClient)")
+        raise DeltatokTypeError("TokenizationQueue needs a DeltatokTokenizer or a deltatok client (DeltatokClient, DeltatokHttpClient)")
     return client
 
 
@@ -90,7 +90,7 @@ class TokenizationQueue:
 
     def __init__(self, target: Any, max_items: int = 1_000_000, batch_items: int = 64, interval: float = 0.05):
         if max_items < 1 or batch_items < 1 or interval < 0:
-            raise ValueError("max_items and batch_items must be ≥ 1, interval ≥ 0")
+            raise DeltatokInputError("DT_INVALID_OPTION", "max_items and batch_items must be ≥ 1, interval ≥ 0")
         self._client = _client_of(target)
         self._defaults: Dict[str, Any] = {}
         tok_kwargs = getattr(target, "_default_kwargs", None)
@@ -117,7 +117,7 @@ class TokenizationQueue:
         if kind not in KINDS:
             raise DeltatokInputError("DT_INVALID_REQUEST", "item kind must be one of %s, got %r" % (", ".join(KINDS), kind), "kind")
         if not callable(callback):
-            raise TypeError("callback must be callable")
+            raise DeltatokTypeError("callback must be callable")
         e = _Entry(item, callback, kind)
         if kind == "token_ids":
             ids = item.get("token_ids")
