@@ -30,8 +30,9 @@
  * before are answered by the tokenizer's piece memo (PieceMemo); the rest are encoded.
  *
  * An uncut tail ending in CJK ideographs, kana or Hangul that grows by more of them only grows
- * its last pre-token: the counter keeps that pre-token as an open run (stream-run.ts, an
- * appendable BPE) and counts such appends without encoding; any other append drops the run.
+ * its last word (the last pre-token; for the SentencePiece rule, the section's part after its
+ * last cut at "▁"): the counter keeps that word as an open run (stream-run.ts, an appendable BPE)
+ * and counts such appends without encoding; any other append drops the run.
  *
  * Layer: tokenize.
  */
@@ -314,14 +315,16 @@ function deriveRule(source: EncoderSource): StreamRule {
       const c = typeof t.content === "string" ? t.content : "";
       if (c.length > 0) before.add(c.charCodeAt(c.length - 1));
     }
+    // run characters are no space and no "▁": appending them only grows the section's last word
+    const run = appendableRuleFor(enc, false, added.map((t) => (typeof t.content === "string" ? t.content : "")));
     return {
       mode: "sentencepiece",
       reason: "",
       split: null,
       isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
       memo: new PieceMemo(),
-      appendable: null,
-      appendableReason: "not a byte-level tokenizer (SentencePiece-style rule)",
+      appendable: typeof run === "string" ? null : run,
+      appendableReason: typeof run === "string" ? run : "",
     };
   }
 
