@@ -685,6 +685,41 @@ export class TextStream {
     return { ...this.#stats };
   }
 
+  /**
+   * The first *split* of `text` at or after `from` (and after its first unit), or its length: a
+   * position b where the tokens of the text are those of text[0, b) alone followed by
+   * `countBehind(anchor, text[b:])`'s, the anchor being the code point before b. A split is a cut
+   * of the tokenizer's rule, or the start of a boundary token (special, no strip flags) that the
+   * raw added-token scan of the whole text matches there, right after no other added token's match
+   * (src/tokenize/README.md, "Splits of a render"). None in "whole" mode.
+   */
+  splitAt(text: string, from: number): number {
+    const end = text.length;
+    if (this.#rule.mode === "whole") return end;
+    let token = -1;
+    let prevEnd = -1;
+    for (const m of this.#enc.scanner.scan(text, 0, end, true)) {
+      if (m.end > from && m.start >= 1 && m.boundary === true && m.start !== prevEnd && m.start >= from) {
+        token = m.start;
+        break;
+      }
+      prevEnd = m.end;
+    }
+    const stop = token < 0 ? end : token;
+    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return b;
+    return stop;
+  }
+
+  /**
+   * Tokens of `text` placed right after a cut whose anchor (the code point before it) is
+   * `anchor`, as inside any whole text with that cut: the encode of anchor + text minus the
+   * anchor's own tokens. The message counter counts a render's suffix with it.
+   */
+  countBehind(anchor: string, text: string): number {
+    if (text.length === 0) return 0;
+    return this.#enc.encodeWhole(anchor + text).length - (anchor.length > 0 ? this.#anchorCount(anchor) : 0);
+  }
+
   #committed(): number {
     return this.#cutTokens.data[this.#cutTokens.length - 1] as number;
   }
