@@ -54,10 +54,10 @@ for (const name of ["qwen3", "gemma3"] as const) {
         }
         plain += m.stats().plainAppends;
       }),
-      { seed: SEED, numRuns: 30 },
+      { seed: SEED, numRuns: 20 },
     );
     // a delta to the other field, or one the template does not render, is no plain append
-    assert.ok(plain > 60, `${name}: ${plain} deltas taken as plain appends`);
+    assert.ok(plain > 40, `${name}: ${plain} deltas taken as plain appends`);
   });
 }
 

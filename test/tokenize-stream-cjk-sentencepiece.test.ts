@@ -106,9 +106,9 @@ test("character-level appendable BPE: every character prefix's count and ids equ
       if (ids.some((id) => (pipe.idToToken(id) as string).startsWith("<0x"))) fallbackWords++;
       if (ids.includes(0)) unkWords++;
     }),
-    { seed: SEED, numRuns: 300 },
+    { seed: SEED, numRuns: 200 },
   );
-  assert.ok(prefixes > 3000 && fallbackWords > 100 && unkWords > 100, `${prefixes} prefixes, ${fallbackWords} words with byte-fallback pieces, ${unkWords} with the unknown token`);
+  assert.ok(prefixes > 2000 && fallbackWords > 50 && unkWords > 50, `${prefixes} prefixes, ${fallbackWords} words with byte-fallback pieces, ${unkWords} with the unknown token`);
 });
 
 test("a character-level model the argument does not cover is refused with a reason", () => {
@@ -156,10 +156,10 @@ for (const name of ["gemma3", "llama2", "gemini"] as const satisfies readonly An
         assert.equal(s.runMismatches, 0);
         runAppends += s.runAppends;
       }),
-      { seed: SEED, numRuns: 25 },
+      { seed: SEED, numRuns: 20 },
     );
     // texts of at most 12 parts, spaces among them: fewer uncut tails of 24+ characters than the byte-level test's
-    assert.ok(runAppends > 40, `${name}: ${runAppends} appends by the open run`);
+    assert.ok(runAppends > 30, `${name}: ${runAppends} appends by the open run`);
   });
 }
 
