@@ -5,8 +5,8 @@
  * besides.
  *
  * - qwen3 and gemma3: after every delta (content and reasoning_content, CJK / kana / Hangul /
- *   ASCII / spaces / punctuation, random sizes) the count equals countMessage of the message so
- *   far (pinned seeds);
+ *   ASCII / spaces / punctuation / special tokens' text, random sizes) the count equals
+ *   countMessage of the message so far (pinned seeds);
  * - qwen3: 12,000 unpunctuated ideographs as 2-character deltas cost under 2.5× the characters
  *   encoded (the text counter's and the suffixes') and the open run's steps of 6,000, the
  *   answer appended, not rewound (counted, not timed).
@@ -22,7 +22,8 @@ import { KANA, ideographs } from "./helpers/cjk-text.js";
 const SEED = 20261202;
 const IDEOGRAPHS = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自能码";
 const HANGUL = "가나다라마바사아자차카타파하한국어의는을를이가에서고";
-const OTHERS = [" ", "。", "、", "\n", "\n\n", "a", "Hello", "<", "1", "😀", " 😀"];
+/** Not run characters; among them special tokens' text, which the raw scan matches inside the answer (split across deltas). */
+const OTHERS = [" ", "。", "、", "\n", "\n\n", "a", "Hello", "<", "1", "😀", " 😀", "<|im_end|>", "<end_of_turn>", "<|im_start|>", "<start_of_turn>", "<eos>"];
 
 const runOf = (alphabet: string) => fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 60 }).map((a) => a.join(""));
 const answer = fc

@@ -167,6 +167,8 @@ export class MessageCounter {
   #suffixKeyCount = 0;
   #suffixChars = 0;
   #plainAppends = 0;
+  /** A start of the raw added-token scan of the previous render, near its split (TextStream.splitAt). */
+  #scanSafe = 0;
 
   constructor(text: TextStream, render: (m: StreamedMessage) => { text: string; baseline: number }) {
     this.#text = text;
@@ -212,7 +214,8 @@ export class MessageCounter {
     else {
       // the split: the first cut at or after the first difference and the start of the shared suffix
       const shared = this.#started ? commonSuffix(prev, text, Math.min(prev.length, text.length) - same) : 0;
-      const h = this.#text.splitAt(text, Math.max(same, text.length - shared));
+      const split = this.#text.splitAt(text, Math.max(same, text.length - shared), { safe: this.#scanSafe, same });
+      const h = split.at;
       const suffix = this.#countSuffix(text, h);
       const kept = this.#text.length;
       // nothing before the counter's end changed: a plain append (an open run stays open)
@@ -220,6 +223,7 @@ export class MessageCounter {
       const c = !plain ? this.#text.replaceFrom(same, text.slice(same, h)) : h > kept ? this.#text.append(text.slice(kept, h)) : this.#text.count;
       if (plain) this.#plainAppends++;
       this.#suffixCount = suffix;
+      this.#scanSafe = split.safe;
       n = c + suffix;
     }
     this.#started = true;

@@ -692,22 +692,33 @@ export class TextStream {
    * of the tokenizer's rule, or the start of a boundary token (special, no strip flags) that the
    * raw added-token scan of the whole text matches there, right after no other added token's match
    * (src/tokenize/README.md, "Splits of a render"). None in "whole" mode.
+   *
+   * The scan starts at `hint.safe` when that is a start of the raw scan of an earlier text equal to
+   * this one before `hint.same` and at least the longest added token before it (no decision before
+   * it reads a changed character), else at 0. `safe` in the answer is such a start for the next
+   * call: about the longest added token before `from`, or the start of the match covering that.
    */
-  splitAt(text: string, from: number): number {
+  splitAt(text: string, from: number, hint = { safe: 0, same: 0 }): { at: number; safe: number } {
     const end = text.length;
-    if (this.#rule.mode === "whole") return end;
+    if (this.#rule.mode === "whole") return { at: end, safe: 0 };
+    const scanner = this.#enc.scanner;
+    const reach = scanner.maxTokenLength;
+    const scanFrom = hint.safe > 0 && hint.safe + reach <= hint.same && hint.safe <= from ? hint.safe : 0;
+    const want = Math.max(scanFrom, from - reach);
+    let safe = want;
     let token = -1;
     let prevEnd = -1;
-    for (const m of this.#enc.scanner.scan(text, 0, end, true)) {
-      if (m.end > from && m.start >= 1 && m.boundary === true && m.start !== prevEnd && m.start >= from) {
+    for (const m of scanner.scan(text, scanFrom, end, true)) {
+      if (m.start < want && m.end > want) safe = m.start;
+      if (m.start >= from && m.start >= 1 && m.boundary === true && m.start !== prevEnd) {
         token = m.start;
         break;
       }
       prevEnd = m.end;
     }
     const stop = token < 0 ? end : token;
-    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return b;
-    return stop;
+    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return { at: b, safe };
+    return { at: stop, safe };
   }
 
   /**
