@@ -110,7 +110,7 @@ const step = (h: number, b: number): number => Math.imul(h ^ b, 0x01000193);
 const FNV = 0x811c9dc5;
 /** Bits of the suffix filter (a power of two): 2 MiB. */
 const FILTER_BITS = 1 << 24;
-/** Slots of the compatibility cache (direct-mapped: a new pair takes its slot over). */
+/** Slots of the compatibility cache (two-way: a pair may sit in either slot of its set; a new pair takes the first, the pair there moves to the second). */
 const COMPAT_SLOTS = 1 << 16;
 
 /**
@@ -216,8 +216,12 @@ export class AppendableIndex {
 
   /** Whether the BPE of bytes(p) + bytes(t) is [p, t] (p < 0: whether the BPE of bytes(t) is [t]). */
   compatible(p: number, t: number): boolean {
-    const slot = (Math.imul(p + 1, 0x9e3779b1) ^ Math.imul(t, 0x85ebca77)) >>> 16;
-    if (this.#compatA[slot] !== 0 && this.#compatP[slot] === p + 1 && this.#compatT[slot] === t) return this.#compatA[slot] === 2;
+    const slot = ((Math.imul(p + 1, 0x9e3779b1) ^ Math.imul(t, 0x85ebca77)) >>> 16) & ~1;
+    const cp = this.#compatP;
+    const ct = this.#compatT;
+    const ca = this.#compatA;
+    if (ca[slot] !== 0 && cp[slot] === p + 1 && ct[slot] === t) return ca[slot] === 2;
+    if (ca[slot + 1] !== 0 && cp[slot + 1] === p + 1 && ct[slot + 1] === t) return ca[slot + 1] === 2;
     const tb = this.tables;
     const bytes: number[] = [];
     const pushUnits = (id: number): void => {
@@ -228,9 +232,12 @@ export class AppendableIndex {
     pushUnits(t);
     const got = this.referenceMerge(bytes, left);
     const ok = p >= 0 ? got.length === 2 && got[0] === p && got[1] === t : got.length === 1 && got[0] === t;
-    this.#compatP[slot] = p + 1;
-    this.#compatT[slot] = t;
-    this.#compatA[slot] = ok ? 2 : 1;
+    cp[slot + 1] = cp[slot] as number;
+    ct[slot + 1] = ct[slot] as number;
+    ca[slot + 1] = ca[slot] as number;
+    cp[slot] = p + 1;
+    ct[slot] = t;
+    ca[slot] = ok ? 2 : 1;
     return ok;
   }
 
