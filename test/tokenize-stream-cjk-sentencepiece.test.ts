@@ -9,7 +9,9 @@
  *   lacks as byte-fallback pieces or, where a piece is missing, the unknown token (fused or not);
  * - models it cannot follow are refused with a reason (a merge naming a byte-fallback piece);
  * - on gemma3, llama2 and gemini the counter's count and ids after every append equal the whole
- *   encode for random CJK / kana / Hangul / mixed texts with spaces and random chunks (pinned seeds);
+ *   encode for random CJK / kana / Hangul / mixed texts with spaces and random chunks (pinned
+ *   seeds); so on the synthetic Metaspace tokenizer (dummy prefix `first`, no byte_fallback: every
+ *   run character is the unknown token, consecutive ones fused);
  * - work on gemma3: 12,000 unpunctuated ideographs in 2-character chunks cost under 2.5× the
  *   steps and characters of 6,000 (counted, not timed).
  */
@@ -23,7 +25,7 @@ import { BpeModel } from "../src/encoder/model/bpe.js";
 import type { Pipeline } from "../src/encoder/pipeline.js";
 import { scannerFor } from "../src/encoder/pretokenize/index.js";
 import { checkTokenizerJson } from "../src/load/tokenizer-json.js";
-import { modelsDir, type AnyTokenizerName } from "./helpers/tokenizers.js";
+import { modelsDir, syntheticDir, type AnyTokenizerName } from "./helpers/tokenizers.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 import { KANA, ideographs } from "./helpers/cjk-text.js";
 
@@ -162,6 +164,28 @@ for (const name of ["gemma3", "llama2", "gemini"] as const satisfies readonly An
     assert.ok(runAppends > 30, `${name}: ${runAppends} appends by the open run`);
   });
 }
+
+test("metaspace-first (Metaspace pre-tokenizer, no byte_fallback): count and ids after every append equal the whole encode, fused unknown characters in the open run", async () => {
+  const dt = await Deltatok.create({ tokenizer: syntheticDir("metaspace-first"), renderer: TEST_RENDERER });
+  let runAppends = 0;
+  fc.assert(
+    fc.property(cjkText, chunking, (text, sizes) => {
+      const c = dt.textCounter({ ids: true });
+      let at = 0;
+      for (let k = 0; at < text.length; k++) {
+        const chunk = text.slice(at, at + (sizes[k % sizes.length] as number));
+        at += chunk.length;
+        const got = c.append(chunk);
+        assert.equal(got, dt.countText(c.text), `after ${JSON.stringify(c.text)}`);
+        assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(c.text)));
+      }
+      assert.equal(c.stats().runMismatches, 0);
+      runAppends += c.stats().runAppends;
+    }),
+    { seed: SEED, numRuns: 20 },
+  );
+  assert.ok(runAppends > 30, `${runAppends} appends by the open run`);
+});
 
 test("gemma3: unpunctuated ideographs in 2-character chunks: work grows linearly (12k under 2.5× of 6k), counts exact", async () => {
   const dt = await Deltatok.create({ tokenizer: modelsDir("gemma3"), renderer: TEST_RENDERER });
