@@ -9,8 +9,11 @@
  * suffix after h (the end-of-turn framing: "<|im_end|>\n"), is counted behind its anchor, the
  * code point before h (`TextStream.countBehind`), which the cut property makes exact: the
  * render's tokens are those of render[0, h) alone followed by those of anchor + suffix minus the
- * anchor's. Each append puts the split at the first cut at or after both the first difference
- * and the start of the shared suffix: when nothing before the old split changed, the text
+ * anchor's. A split is a cut of the tokenizer's rule or the start of a boundary token the raw
+ * scan matches (src/tokenize/README.md, "Splits of a render"). Each append puts the split at the
+ * first one at or after both the first difference and the start of the shared suffix, unless
+ * more than SUFFIX_MAX characters follow it (then at the end, the text counter's memo answering
+ * the repeated pieces of a long suffix): when nothing before the old split changed, the text
  * counter only *appends* the new text (so an open run over a CJK answer stays open and an
  * append costs its characters, not the uncut content); else it rewinds to the last safe cut
  * before the first difference, as a template that rewrites earlier text (strips, moves
@@ -141,6 +144,11 @@ export interface MessageCounterStats extends TextCounterStats {
 }
 
 const MAX_TOOL_CALLS = 1024;
+/**
+ * Most characters of a render's suffix counted apart (encoded whole whenever its anchor changes);
+ * a longer one stays in the text counter, whose piece memo answers its repeated pieces.
+ */
+const SUFFIX_MAX = 512;
 
 const str = (v: unknown, path: string): string => {
   if (typeof v !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${path} must be a string`, { path });
@@ -212,10 +220,10 @@ export class MessageCounter {
     let n: number;
     if (this.#started && same === prev.length && same === text.length) n = this.#text.count + this.#suffixCount;
     else {
-      // the split: the first cut at or after the first difference and the start of the shared suffix
+      // the split: the first at or after the first difference and the start of the shared suffix
       const shared = this.#started ? commonSuffix(prev, text, Math.min(prev.length, text.length) - same) : 0;
       const split = this.#text.splitAt(text, Math.max(same, text.length - shared), { safe: this.#scanSafe, same });
-      const h = split.at;
+      const h = text.length - split.at > SUFFIX_MAX ? text.length : split.at;
       const suffix = this.#countSuffix(text, h);
       const kept = this.#text.length;
       // nothing before the counter's end changed: a plain append (an open run stays open)
