@@ -170,7 +170,7 @@ export class MessageCounter {
   #prevRender = "";
   /** Tokens of the render's suffix after the text counter's text (behind its anchor). */
   #suffixCount = 0;
-  /** The last suffix counted: its anchor + "\u0000" + text, and its count. */
+  /** The last suffix counted: its anchor (none at a boundary token) + "\u0000" + text, and its count. */
   #suffixKey = "";
   #suffixKeyCount = 0;
   #suffixChars = 0;
@@ -224,7 +224,7 @@ export class MessageCounter {
       const shared = this.#started ? commonSuffix(prev, text, Math.min(prev.length, text.length) - same) : 0;
       const split = this.#text.splitAt(text, Math.max(same, text.length - shared), { safe: this.#scanSafe, same });
       const h = text.length - split.at > SUFFIX_MAX ? text.length : split.at;
-      const suffix = this.#countSuffix(text, h);
+      const suffix = this.#countSuffix(text, h, h === split.at && split.token);
       const kept = this.#text.length;
       // nothing before the counter's end changed: a plain append (an open run stays open)
       const plain = same >= kept && h >= kept;
@@ -260,14 +260,18 @@ export class MessageCounter {
     return { ...this.#text.stats(), renderChars: this.#renderChars, unchangedChars: this.#unchanged, suffixChars: this.#suffixChars, plainAppends: this.#plainAppends };
   }
 
-  /** Tokens of render[h, end) behind its anchor (the code point before h); the last answer is kept. */
-  #countSuffix(render: string, h: number): number {
+  /**
+   * Tokens of render[h, end) behind its anchor (the code point before h); the last answer is
+   * kept. At a boundary token's start (`token`) the answer does not depend on the anchor, which
+   * is then left out of the key.
+   */
+  #countSuffix(render: string, h: number, token: boolean): number {
     if (h >= render.length) return 0;
     const low = render.charCodeAt(h - 1);
     const a = h >= 2 && low >= 0xdc00 && low <= 0xdfff ? h - 2 : h - 1;
     const anchor = render.slice(a, h);
     const rest = render.slice(h);
-    const key = anchor + "\u0000" + rest;
+    const key = (token ? "" : anchor) + "\u0000" + rest;
     if (key === this.#suffixKey) return this.#suffixKeyCount;
     const n = this.#text.countBehind(anchor, rest);
     this.#suffixChars += render.length - a;

@@ -697,10 +697,12 @@ export class TextStream {
    * this one before `hint.same` and at least the longest added token before it (no decision before
    * it reads a changed character), else at 0. `safe` in the answer is such a start for the next
    * call: about the longest added token before `from`, or the start of the match covering that.
+   * `token`: the split is a boundary token's start (then `countBehind` of the rest is the same
+   * whatever the anchor: the anchor is a section of its own).
    */
-  splitAt(text: string, from: number, hint = { safe: 0, same: 0 }): { at: number; safe: number } {
+  splitAt(text: string, from: number, hint = { safe: 0, same: 0 }): { at: number; safe: number; token: boolean } {
     const end = text.length;
-    if (this.#rule.mode === "whole") return { at: end, safe: 0 };
+    if (this.#rule.mode === "whole") return { at: end, safe: 0, token: false };
     const scanner = this.#enc.scanner;
     const reach = scanner.maxTokenLength;
     const scanFrom = hint.safe > 0 && hint.safe + reach <= hint.same && hint.safe <= from ? hint.safe : 0;
@@ -717,8 +719,8 @@ export class TextStream {
       prevEnd = m.end;
     }
     const stop = token < 0 ? end : token;
-    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return { at: b, safe };
-    return { at: stop, safe };
+    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return { at: b, safe, token: false };
+    return { at: stop, safe, token: token >= 0 };
   }
 
   /**
