@@ -7,9 +7,10 @@
  *   vocabularies whose merge lists come in any order (most of them out of rank order: a merge
  *   ranked below one making its part, as in tiktoken's ranks converted to merges);
  * - run characters are NFC/NFKC-stable and never a composition's second character;
- * - on the bundled tokenizers, the counter's count and ids after every append equal the whole
- *   encode of the text so far, for random CJK / kana / Hangul / mixed texts and random chunks
- *   (pinned seeds); tokenizers without an open run stay exact;
+ * - on the bundled byte-level tokenizers, the counter's count and ids after every append equal the
+ *   whole encode of the text so far, for random CJK / kana / Hangul / mixed texts and random
+ *   chunks (pinned seeds); the SentencePiece-style ones have their own file
+ *   (tokenize-stream-cjk-sentencepiece.test.ts);
  * - Japanese prose (kana before 。、「」, combining and spacing dakuten, ゝゞ, half-width kana, jamo):
  *   count and ids after every append equal the whole encode on qwen3, deepseek_v3, llama3_1,
  *   gptoss, gpt4o and claude; with 。 after a kana every ~30 characters, no append encodes more
@@ -179,19 +180,9 @@ const cjkText = fc
 /** Cut points: chunk lengths of 1–6 units (a pair may be split: the counter holds its half back). */
 const chunking = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 400 });
 
-/** run: whether the open run must serve (byte-level BPE) or cannot (no byte-level BPE). */
-const SPECS: Array<{ name: AnyTokenizerName; run: "must" | "none" }> = [
-  { name: "qwen3", run: "must" },
-  { name: "deepseek_v3", run: "must" },
-  { name: "claude", run: "must" },
-  { name: "gpt4o", run: "must" },
-  { name: "gpt35turbo", run: "must" },
-  { name: "llama3_1", run: "must" },
-  { name: "gptoss", run: "must" },
-  { name: "gemma3", run: "none" },
-];
+const SPECS: AnyTokenizerName[] = ["qwen3", "deepseek_v3", "claude", "gpt4o", "gpt35turbo", "llama3_1", "gptoss"];
 
-for (const { name, run } of SPECS) {
+for (const name of SPECS) {
   test(`${name}: count and ids after every append equal the whole encode (CJK, kana, Hangul, mixed; random chunks)`, async () => {
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
     let runAppends = 0;
@@ -216,30 +207,23 @@ for (const { name, run } of SPECS) {
       }),
       { seed: SEED, numRuns: 40 },
     );
-    // the byte-level tokenizers used the open run; one without never did
-    if (run === "must") assert.ok(runAppends > 50, `${name}: ${runAppends} appends by the open run`);
-    if (run === "none") assert.equal(runAppends, 0, `${name}: ${runAppends} appends by the open run`);
+    assert.ok(runAppends > 50, `${name}: ${runAppends} appends by the open run`);
   });
 }
 
-test("stats say why a tokenizer has no open run; the byte-level ones keep theirs through 码", async () => {
+test("the byte-level tokenizers keep their runs open through 码 (made out of merge-rank order by Llama 3 / gpt-oss)", async () => {
   const text = IDEOGRAPHS.repeat(4);
-  for (const name of ["qwen3", "deepseek_v3", "llama3_1", "gptoss", "gemma3"] as const) {
+  for (const name of ["qwen3", "deepseek_v3", "llama3_1", "gptoss"] as const) {
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
     const c = dt.textCounter();
     for (let i = 0; i < text.length; i += 2) c.append(text.slice(i, i + 2));
     const s = c.stats();
     assert.equal(c.finish(), dt.countText(text));
-    if (name === "gemma3") {
-      assert.match(s.appendableReason, /byte-level/);
-      assert.equal(s.runAppends, 0);
-    } else {
-      // Llama 3 / gpt-oss: tiktoken's ranks converted to merges, 码 made out of rank order (an
-      // earlier version gave the run up there)
-      assert.equal(s.appendableReason, "");
-      assert.ok(s.runAppends >= text.length / 2 - 20, `${name}: ${s.runAppends} appends by the run`);
-      assert.equal(s.runMismatches, 0);
-    }
+    // Llama 3 / gpt-oss: tiktoken's ranks converted to merges, 码 made out of rank order (an
+    // earlier version gave the run up there)
+    assert.equal(s.appendableReason, "");
+    assert.ok(s.runAppends >= text.length / 2 - 20, `${name}: ${s.runAppends} appends by the run`);
+    assert.equal(s.runMismatches, 0);
   }
 });
 

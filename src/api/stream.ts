@@ -3,11 +3,22 @@
  * an assistant message that arrives as OpenAI-style deltas.
  *
  * The message counter renders the message so far as countMessage does ([U, m] through the chat
- * template), finds the first character where the render differs from the previous one, and
- * rewinds its text counter (tokenize/stream.ts) to the last safe cut before it: a render that
- * grows only near its end costs about the new characters to encode, one render of the message
- * and one comparison of the two renders. A template that rewrites earlier text (strips, moves
- * reasoning) only moves the first difference back: the count stays exact.
+ * template) and compares the render with the previous one: the first character where they
+ * differ, and how long a suffix they share. Its text counter (tokenize/stream.ts) holds the
+ * render only up to a *split* h, a safe cut of the render (or its end); the rest, the render's
+ * suffix after h (the end-of-turn framing: "<|im_end|>\n"), is counted behind its anchor, the
+ * code point before h (`TextStream.countBehind`), which the cut property makes exact: the
+ * render's tokens are those of render[0, h) alone followed by those of anchor + suffix minus the
+ * anchor's. A split is a cut of the tokenizer's rule or the start of a boundary token the raw
+ * scan matches (src/tokenize/README.md, "Splits of a render"). Each append puts the split at the
+ * first one at or after both the first difference and the start of the shared suffix, unless
+ * more than SUFFIX_MAX characters follow it (then at the end, the text counter's memo answering
+ * the repeated pieces of a long suffix): when nothing before the old split changed, the text
+ * counter only *appends* the new text (so an open run over a CJK answer stays open and an
+ * append costs its characters, not the uncut content); else it rewinds to the last safe cut
+ * before the first difference, as a template that rewrites earlier text (strips, moves
+ * reasoning) needs: the count stays exact. Per append: one render of the message, two
+ * comparisons of the renders, the new characters, and the suffix (short) encoded.
  *
  * A delta may end inside a surrogate pair (a streamed emoji cut in two): the counter keeps every
  * string field as appended, and renders each without a trailing high surrogate, which waits for
@@ -126,9 +137,18 @@ export interface MessageCounterStats extends TextCounterStats {
   renderChars: number;
   /** Characters of the renders before their first difference from the previous render (compared, not encoded). */
   unchangedChars: number;
+  /** Characters encoded to count the renders' suffixes after the split, anchors included (the text counter's are in charsEncoded). */
+  suffixChars: number;
+  /** Appends the text counter took as an append (nothing before its end changed), not a rewind. */
+  plainAppends: number;
 }
 
 const MAX_TOOL_CALLS = 1024;
+/**
+ * Most characters of a render's suffix counted apart (encoded whole whenever its anchor changes);
+ * a longer one stays in the text counter, whose piece memo answers its repeated pieces.
+ */
+const SUFFIX_MAX = 512;
 
 const str = (v: unknown, path: string): string => {
   if (typeof v !== "string") throw new DeltatokError("DT_INVALID_REQUEST", `${path} must be a string`, { path });
@@ -148,6 +168,15 @@ export class MessageCounter {
   #unchanged = 0;
   #started = false;
   #prevRender = "";
+  /** Tokens of the render's suffix after the text counter's text (behind its anchor). */
+  #suffixCount = 0;
+  /** The last suffix counted: its anchor (none at a boundary token) + "\u0000" + text, and its count. */
+  #suffixKey = "";
+  #suffixKeyCount = 0;
+  #suffixChars = 0;
+  #plainAppends = 0;
+  /** A start of the raw added-token scan of the previous render, near its split (TextStream.splitAt). */
+  #scanSafe = 0;
 
   constructor(text: TextStream, render: (m: StreamedMessage) => { text: string; baseline: number }) {
     this.#text = text;
@@ -185,10 +214,26 @@ export class MessageCounter {
       else if (k !== "role") throw new DeltatokError("DT_INVALID_REQUEST", `unknown delta field ${k}`, { path: `delta.${k}` });
     }
     const { text, baseline } = this.#render(heldBack(content, reasoning, calls));
-    // the counter's text is the previous render: compare with that string, not a join of the counter's parts
+    // the previous render is the counter's text then its suffix: compare with that string, not a join of parts
     const prev = this.#prevRender;
     const same = this.#started ? commonPrefix(prev, text) : 0;
-    const n = this.#started && same === prev.length && same === text.length ? this.#text.count : this.#text.replaceFrom(same, text.slice(same));
+    let n: number;
+    if (this.#started && same === prev.length && same === text.length) n = this.#text.count + this.#suffixCount;
+    else {
+      // the split: the first at or after the first difference and the start of the shared suffix
+      const shared = this.#started ? commonSuffix(prev, text, Math.min(prev.length, text.length) - same) : 0;
+      const split = this.#text.splitAt(text, Math.max(same, text.length - shared), { safe: this.#scanSafe, same });
+      const h = text.length - split.at > SUFFIX_MAX ? text.length : split.at;
+      const suffix = this.#countSuffix(text, h, h === split.at && split.token);
+      const kept = this.#text.length;
+      // nothing before the counter's end changed: a plain append (an open run stays open)
+      const plain = same >= kept && h >= kept;
+      const c = !plain ? this.#text.replaceFrom(same, text.slice(same, h)) : h > kept ? this.#text.append(text.slice(kept, h)) : this.#text.count;
+      if (plain) this.#plainAppends++;
+      this.#suffixCount = suffix;
+      this.#scanSafe = split.safe;
+      n = c + suffix;
+    }
     this.#started = true;
     this.#prevRender = text;
     this.#content = content;
@@ -212,7 +257,27 @@ export class MessageCounter {
   }
 
   stats(): MessageCounterStats {
-    return { ...this.#text.stats(), renderChars: this.#renderChars, unchangedChars: this.#unchanged };
+    return { ...this.#text.stats(), renderChars: this.#renderChars, unchangedChars: this.#unchanged, suffixChars: this.#suffixChars, plainAppends: this.#plainAppends };
+  }
+
+  /**
+   * Tokens of render[h, end) behind its anchor (the code point before h); the last answer is
+   * kept. At a boundary token's start (`token`) the answer does not depend on the anchor, which
+   * is then left out of the key.
+   */
+  #countSuffix(render: string, h: number, token: boolean): number {
+    if (h >= render.length) return 0;
+    const low = render.charCodeAt(h - 1);
+    const a = h >= 2 && low >= 0xdc00 && low <= 0xdfff ? h - 2 : h - 1;
+    const anchor = render.slice(a, h);
+    const rest = render.slice(h);
+    const key = (token ? "" : anchor) + "\u0000" + rest;
+    if (key === this.#suffixKey) return this.#suffixKeyCount;
+    const n = this.#text.countBehind(anchor, rest);
+    this.#suffixChars += render.length - a;
+    this.#suffixKey = key;
+    this.#suffixKeyCount = n;
+    return n;
   }
 }
 
@@ -276,6 +341,16 @@ function applyToolCalls(calls: ToolCallSoFar[], v: unknown): void {
       if (fn.arguments !== undefined && fn.arguments !== null) call.function.arguments += str(fn.arguments, `${path}.function.arguments`);
     }
   });
+}
+
+/** Length of the common suffix of a and b, at most `max`. */
+function commonSuffix(a: string, b: string, max: number): number {
+  let i = 0;
+  for (const block of [1024, 64]) {
+    while (i + block <= max && a.slice(a.length - i - block, a.length - i) === b.slice(b.length - i - block, b.length - i)) i += block;
+  }
+  while (i < max && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
+  return i;
 }
 
 /** Length of the common prefix of a and b. */

@@ -34,6 +34,8 @@ export interface BoundaryMatch {
   end: number;
   /** Token id. */
   id: number;
+  /** Whether it is a boundary token (set by `scan` with `all`, which also returns the others). */
+  boundary?: boolean;
 }
 
 interface TrieNode {
@@ -123,8 +125,9 @@ export class AddedTokenScanner {
    * them: scanning from `from`, the longest raw added token starting at each position is taken
    * and scanning resumes after it. `from` must be a position where the tokenizer's own scan is
    * not inside a token (0, or the end of a raw added token). Matches may not extend past `to`.
+   * With `all`, every raw added token matched is returned, each with its `boundary` flag.
    */
-  scan(text: string, from = 0, to: number = text.length): BoundaryMatch[] {
+  scan(text: string, from = 0, to: number = text.length, all = false): BoundaryMatch[] {
     const out: BoundaryMatch[] = [];
     const first = this.#firstUnits;
     const root = this.#root;
@@ -159,7 +162,8 @@ export class AddedTokenScanner {
         i++;
         continue;
       }
-      if (bestBoundary) out.push({ start: i, end: bestEnd, id: bestId });
+      if (all) out.push({ start: i, end: bestEnd, id: bestId, boundary: bestBoundary });
+      else if (bestBoundary) out.push({ start: i, end: bestEnd, id: bestId });
       i = bestEnd;
     }
     return out;

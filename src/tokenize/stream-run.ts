@@ -1,14 +1,16 @@
 /**
- * The open run of a streaming counter: the last pre-token of its uncut tail while that tail ends
- * in a run of CJK ideographs, kana or Hangul syllables and grows by more of them, counted by the
+ * The open run of a streaming counter: the last word of its uncut tail while that tail ends in a
+ * run of CJK ideographs, kana or Hangul syllables and grows by more of them, counted by the
  * appendable BPE (encoder/model/appendable-bpe.ts) instead of re-encoding the tail per append.
  *
- * The counter's tail tokens are then those of the tail before the pre-token (fixed) followed by
- * the pre-token's BPE. Why appending run characters only extends that pre-token, for the split
- * patterns with a cut rule (src/tokenize/README.md, "Streaming cut rules", has the argument):
- * they are letters (Lo, or Lm for ー) without case, NFC/NFKC-stable starters that no composition
- * takes as its second character, and no added token contains one; every pattern alternative that
- * reads a letter reads it in a letter loop whose match then ends at the end of the text.
+ * The counter's tail tokens are then those of the tail before that word (fixed) followed by the
+ * word's BPE. Why appending run characters only extends the word (src/tokenize/README.md,
+ * "Streaming cut rules" and "Open runs", has the argument): for the split patterns with a cut
+ * rule they are letters (Lo, or Lm for ー) without case, NFC/NFKC-stable starters that no
+ * composition takes as its second character, and every pattern alternative that reads a letter
+ * reads it in a letter loop whose match then ends at the end of the text; for the
+ * SentencePiece-style pipelines they are no space and no "▁", which is all the normalizer, the
+ * pre-tokenizer and the model's cuts at "▁" read. In both, no added token contains one.
  *
  * Layer: tokenize.
  */
@@ -44,8 +46,9 @@ function runClass(u: number, deepseek: boolean): number {
 export const isRunCharacter = (u: number): boolean => runClass(u, false) !== 0;
 
 /**
- * The appendable rule of a byte-level tokenizer with a regex cut rule, or the reason it has none.
- * `added`: the added tokens' contents (none may hold a run character, as matched or normalized).
+ * The appendable rule of a tokenizer with a regex cut rule (byte-level BPE) or the SentencePiece
+ * rule (character-level BPE), or the reason it has none. `added`: the added tokens' contents
+ * (none may hold a run character, as matched or normalized).
  */
 export function appendableRuleFor(enc: Pipeline, deepseek: boolean, added: readonly string[]): AppendableRule | string {
   const model = enc.model;
@@ -95,27 +98,33 @@ export class OpenRun {
   /**
    * Opens the run of `text` (the anchor then the tail, ending in run characters of class `cls`),
    * `skip` being the anchor's own token count. "skip" when the encode does not end with the model
-   * reading a pre-token that ends the text (then nothing is kept); "mismatch" when the appendable
-   * BPE disagrees with the encode on that pre-token (never expected: the caller counts it).
+   * reading a word that ends the text after the anchor's tokens (then nothing is kept);
+   * "mismatch" when the appendable BPE disagrees with the encode on that word, ids and all (never
+   * expected: the caller counts it).
    */
   static open(rule: AppendableRule, text: string, skip: number, cls: number, ids: boolean): OpenRun | "skip" | "mismatch" {
     const pipe = rule.pipeline;
+    const model = pipe.model as BpeModel;
     const out = new U32List(256);
     const last = pipe.lastPiece;
     last.after = -1;
     pipe.encodeInto(text, out);
-    if (last.after !== out.length || last.end !== last.text.length || last.before < skip || last.end <= last.start) return "skip";
+    if (last.after !== out.length || last.end !== last.text.length || last.end <= last.start) return "skip";
     if (rule.classOf(last.text.charCodeAt(last.end - 1)) !== cls) return "skip";
-    const piece = new TextEncoder().encode(last.text.slice(last.start, last.end));
+    // the last word the model merged: the pre-token, or (character-level) its part after the last cut at "▁"
+    const ws = model.lastWordStart;
+    const at = model.lastWordAt;
+    if (ws < last.start || ws >= last.end || at < skip || at < last.before || at > last.after) return "skip";
+    const piece = new TextEncoder().encode(last.text.slice(ws, last.end));
     const word = new AppendableBpe(rule.index());
     const pushed = word.push(piece, 0, piece.length);
     if (pushed !== "ok") return "mismatch";
     const got: number[] = [];
     word.ids(got);
-    if (got.length !== last.after - last.before) return "mismatch";
-    for (let i = 0; i < got.length; i++) if (got[i] !== out.data[last.before + i]) return "mismatch";
-    const before = ids ? Array.from(out.data.subarray(skip, last.before)) : null;
-    return new OpenRun(cls, last.before - skip, before, word);
+    if (got.length !== last.after - at) return "mismatch";
+    for (let i = 0; i < got.length; i++) if (got[i] !== out.data[at + i]) return "mismatch";
+    const before = ids ? Array.from(out.data.subarray(skip, at)) : null;
+    return new OpenRun(cls, at - skip, before, word);
   }
 
   /** Appends `s` (every unit of this run's class, so three UTF-8 bytes each); not "ok": the run is unusable. */

@@ -30,8 +30,9 @@
  * before are answered by the tokenizer's piece memo (PieceMemo); the rest are encoded.
  *
  * An uncut tail ending in CJK ideographs, kana or Hangul that grows by more of them only grows
- * its last pre-token: the counter keeps that pre-token as an open run (stream-run.ts, an
- * appendable BPE) and counts such appends without encoding; any other append drops the run.
+ * its last word (the last pre-token; for the SentencePiece rule, the section's part after its
+ * last cut at "▁"): the counter keeps that word as an open run (stream-run.ts, an appendable BPE)
+ * and counts such appends without encoding; any other append drops the run.
  *
  * Layer: tokenize.
  */
@@ -314,14 +315,16 @@ function deriveRule(source: EncoderSource): StreamRule {
       const c = typeof t.content === "string" ? t.content : "";
       if (c.length > 0) before.add(c.charCodeAt(c.length - 1));
     }
+    // run characters are no space and no "▁": appending them only grows the section's last word
+    const run = appendableRuleFor(enc, false, added.map((t) => (typeof t.content === "string" ? t.content : "")));
     return {
       mode: "sentencepiece",
       reason: "",
       split: null,
       isCut: (prev, next) => next === 0x20 && prev !== 0x20 && prev !== SPACE_MARK && !before.has(prev) && !pairs.has(prev * 65536 + next),
       memo: new PieceMemo(),
-      appendable: null,
-      appendableReason: "not a byte-level tokenizer (SentencePiece-style rule)",
+      appendable: typeof run === "string" ? null : run,
+      appendableReason: typeof run === "string" ? run : "",
     };
   }
 
@@ -680,6 +683,54 @@ export class TextStream {
 
   stats(): TextCounterStats {
     return { ...this.#stats };
+  }
+
+  /**
+   * The first *split* of `text` at or after `from` (and after its first unit), or its length: a
+   * position b where the tokens of the text are those of text[0, b) alone followed by
+   * `countBehind(anchor, text[b:])`'s, the anchor being the code point before b. A split is a cut
+   * of the tokenizer's rule, or the start of a boundary token (special, no strip flags) that the
+   * raw added-token scan of the whole text matches there, right after no other added token's match
+   * (src/tokenize/README.md, "Splits of a render"). None in "whole" mode.
+   *
+   * The scan starts at `hint.safe` when that is a start of the raw scan of an earlier text equal to
+   * this one before `hint.same` and at least the longest added token before it (no decision before
+   * it reads a changed character), else at 0. `safe` in the answer is such a start for the next
+   * call: about the longest added token before `from`, or the start of the match covering that.
+   * `token`: the split is a boundary token's start (then `countBehind` of the rest is the same
+   * whatever the anchor: the anchor is a section of its own).
+   */
+  splitAt(text: string, from: number, hint = { safe: 0, same: 0 }): { at: number; safe: number; token: boolean } {
+    const end = text.length;
+    if (this.#rule.mode === "whole") return { at: end, safe: 0, token: false };
+    const scanner = this.#enc.scanner;
+    const reach = scanner.maxTokenLength;
+    const scanFrom = hint.safe > 0 && hint.safe + reach <= hint.same && hint.safe <= from ? hint.safe : 0;
+    const want = Math.max(scanFrom, from - reach);
+    let safe = want;
+    let token = -1;
+    let prevEnd = -1;
+    for (const m of scanner.scan(text, scanFrom, end, true)) {
+      if (m.start < want && m.end > want) safe = m.start;
+      if (m.start >= from && m.start >= 1 && m.boundary === true && m.start !== prevEnd) {
+        token = m.start;
+        break;
+      }
+      prevEnd = m.end;
+    }
+    const stop = token < 0 ? end : token;
+    for (let b = Math.max(from, 1); b < stop; b++) if (this.#rule.isCut(text.charCodeAt(b - 1), text.charCodeAt(b))) return { at: b, safe, token: false };
+    return { at: stop, safe, token: token >= 0 };
+  }
+
+  /**
+   * Tokens of `text` placed right after a cut whose anchor (the code point before it) is
+   * `anchor`, as inside any whole text with that cut: the encode of anchor + text minus the
+   * anchor's own tokens. The message counter counts a render's suffix with it.
+   */
+  countBehind(anchor: string, text: string): number {
+    if (text.length === 0) return 0;
+    return this.#enc.encodeWhole(anchor + text).length - (anchor.length > 0 ? this.#anchorCount(anchor) : 0);
   }
 
   #committed(): number {

@@ -61,6 +61,13 @@ export class BpeModel {
   mergedUnits = 0;
   /** Pair lookups and heap operations of the merges, for the work-bound tests. */
   mergeSteps = 0;
+  /**
+   * Where the last word `tokenize` merged starts (an offset into the text it read) and the
+   * output's length before its ids: a character-level model cuts a pre-token at "▁" into words
+   * (below), and the streaming counter's open run grows the last one (tokenize/stream-run.ts).
+   */
+  lastWordStart = 0;
+  lastWordAt = 0;
   #bytes = new Uint8Array(256);
   #sym = new Int32Array(256);
   #rank = new Int32Array(256);
@@ -82,6 +89,11 @@ export class BpeModel {
       this.#byteFallbackIds = ids;
     } else this.#byteFallbackIds = null;
     this.#spaceCuts = tables.byteLevel || options.prefix !== null || options.suffix !== null ? null : tables.spacePredecessors;
+  }
+
+  /** The ids of the byte-fallback pieces `<0x00>` … `<0xFF>` (-1 where missing), or null without byte_fallback. */
+  get byteFallbackIds(): Int32Array | null {
+    return this.#byteFallbackIds;
   }
 
   /** The id of a token string of the vocabulary, or -1. */
@@ -107,9 +119,13 @@ export class BpeModel {
         this.#word(text, from, i, out);
         from = i;
       }
+      this.lastWordStart = from;
+      this.lastWordAt = out.length;
       this.#word(text, from, e, out);
       return;
     }
+    this.lastWordStart = s;
+    this.lastWordAt = out.length;
     this.#word(text, s, e, out);
   }
 
