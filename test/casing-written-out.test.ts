@@ -214,6 +214,14 @@ test("every key written out is snake_case: sidecar answers of every method and t
   const r0 = JSON.parse(readFileSync(p("r0.json"), "utf8")) as { cache: Record<string, unknown> };
   assert.ok("tokens_reused" in r0.cache && "render" in r0.cache);
 
+  // a shard of format 2 (camelCase cache stats) is refused, not summed with snake_case ones
+  const old = readFileSync(p("r0.jsonl"), "utf8").replace(/^\{"deltatok_shard":\{"version":3,/, '{"deltatok_shard":{"version":2,');
+  assert.notEqual(old, readFileSync(p("r0.jsonl"), "utf8"));
+  writeFileSync(p("r0-v2.jsonl"), old);
+  const refused = await runCli(["merge", "--out", p("m2.jsonl"), p("r0-v2.jsonl"), p("r1.jsonl")]);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /DT_SHARD_INVALID.*shard format 2/);
+
   // ---- -0.0 logprobs: the JSONL record and the sidecar answer, read back by Python ----
   const rolloutLine = readFileSync(p("ro.jsonl"), "utf8").split("\n").find((l) => l.includes('"id":"short"')) as string;
   const want = logprobs.map((x) => Math.sign(1 / x)); // -1 for every logprob, the -0.0 ones included

@@ -142,6 +142,7 @@ async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; a
 function checkVersion(path: string, header: Rec): void {
   if (header.version === SHARD_FORMAT_VERSION) return;
   if (header.version === 1) throw invalid(path, "was written by an older deltatok (shard format 1, without record digests): run that shard again");
+  if (header.version === 2) throw invalid(path, "was written by an older deltatok (shard format 2, its summary's cache stats camelCase): run that shard again");
   throw invalid(path, `has shard format ${JSON.stringify(header.version)}; this deltatok reads ${SHARD_FORMAT_VERSION}`);
 }
 
