@@ -59,6 +59,7 @@ test("wireJson: -0 is written -0.0 (JSON.stringify writes 0); everything else as
   const v = { logprobs: [null, -0, 0, -0.5, -1, 1e-7], nested: [{ x: -0 }], s: "-0", id: 1 };
   const text = wireJson(v);
   assert.equal(text, '{"logprobs":[null,-0.0,0,-0.5,-1,1e-7],"nested":[{"x":-0.0}],"s":"-0","id":1}');
+  assert.ok(Object.is(v.logprobs[1], -0) && Object.is(v.nested[0]?.x, -0), "the value written is not changed");
   const back = JSON.parse(text) as typeof v;
   assert.ok(Object.is(back.logprobs[1], -0) && Object.is(back.logprobs[2], 0) && Object.is(back.nested[0]?.x, -0));
   // no negative zero: JSON.stringify's own text, indent included

@@ -60,34 +60,48 @@ export function snakeKeys(value: unknown): unknown {
   return out;
 }
 
-/** Whether a negative zero is anywhere in `v` (arrays and plain objects). */
-function hasNegativeZero(v: unknown): boolean {
-  if (typeof v === "number") return v === 0 && 1 / v < 0;
-  if (typeof v !== "object" || v === null) return false;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const x: unknown = v[i];
-      if (typeof x === "number") {
-        if (x === 0 && 1 / x < 0) return true;
-      } else if (typeof x === "object" && x !== null && hasNegativeZero(x)) return true;
-    }
-    return false;
-  }
-  if (ArrayBuffer.isView(v) || !isPlain(v)) return false;
-  for (const k in v) if (hasNegativeZero((v as Record<string, unknown>)[k])) return true;
-  return false;
-}
-
 /** Marks a negative zero inside JSON.stringify's output (a random tag no string can guess). */
 const MARK = `\u0000deltatok-negzero-${randomBytes(8).toString("hex")}`;
 const MARKED = `"${JSON.stringify(MARK).slice(1, -1)}"`;
 
+const isNegativeZero = (x: number): boolean => x === 0 && 1 / x < 0;
+
+/**
+ * `v` with every negative zero (in arrays and plain objects) replaced by MARK: the same value
+ * when it holds none, else a copy of only the arrays and objects on the way to one.
+ */
+function markNegativeZeros(v: unknown): unknown {
+  if (typeof v === "number") return isNegativeZero(v) ? MARK : v;
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const y = typeof x === "number" ? (x === 0 && 1 / x < 0 ? MARK : x) : typeof x === "object" && x !== null ? markNegativeZeros(x) : x;
+      if (y !== x && out === null) out = v.slice(0, i);
+      if (out !== null) out.push(y);
+    }
+    return out ?? v;
+  }
+  if (!isPlain(v)) return v; // a class instance (its toJSON, if any, decides its text)
+  let out: Record<string, unknown> | null = null;
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    const y = markNegativeZeros(x);
+    if (y !== x && out === null) out = { ...(v as Record<string, unknown>) };
+    if (out !== null) out[k] = y;
+  }
+  return out ?? v;
+}
+
 /**
  * JSON.stringify(value, null, indent), with every negative zero written `-0.0` (Python's
- * json.loads gives -0.0, JSON.parse -0). Values without one take JSON.stringify's own path.
+ * json.loads gives -0.0, JSON.parse -0). A value without one is JSON.stringify's own text; with
+ * one, only the arrays and objects holding it are copied (no replacer: the text is still written
+ * by JSON.stringify alone).
  */
 export function wireJson(value: unknown, indent?: number): string {
-  if (!hasNegativeZero(value)) return JSON.stringify(value, null, indent);
-  const text = JSON.stringify(value, (_k, v: unknown) => (typeof v === "number" && v === 0 && 1 / v < 0 ? MARK : v), indent);
-  return text.split(MARKED).join("-0.0");
+  const marked = markNegativeZeros(value);
+  const text = JSON.stringify(marked, null, indent);
+  return marked === value ? text : text.split(MARKED).join("-0.0");
 }
