@@ -221,14 +221,14 @@ function rpcHeader(url: string, method: string, headers: Record<string, string>,
 }
 
 /** GET /stats of one instance (directly, not through nginx). */
-export function instanceStats(port: number): Promise<{ tokensReused: number; tokensEncoded: number; requests: number }> {
+export function instanceStats(port: number): Promise<{ tokens_reused: number; tokens_encoded: number; requests: number }> {
   return new Promise((resolve, reject) => {
     request(`http://127.0.0.1:${port}/stats`, (res) => {
       let data = "";
       res.setEncoding("utf8").on("data", (d: string) => (data += d));
       res.on("end", () => {
         try {
-          resolve((JSON.parse(data) as { result: { tokensReused: number; tokensEncoded: number; requests: number } }).result);
+          resolve((JSON.parse(data) as { result: { tokens_reused: number; tokens_encoded: number; requests: number } }).result);
         } catch (e) {
           reject(e);
         }
@@ -293,9 +293,9 @@ export function replayThrough(url: string, corpus: string, o: ReplayOptions): Pr
 }
 
 /** tokens reused / (reused + encoded) of summed instance stats. */
-export function reuseOf(stats: readonly { tokensReused: number; tokensEncoded: number }[]): { reused: number; encoded: number; reuse: number } {
-  const reused = stats.reduce((a, s) => a + s.tokensReused, 0);
-  const encoded = stats.reduce((a, s) => a + s.tokensEncoded, 0);
+export function reuseOf(stats: readonly { tokens_reused: number; tokens_encoded: number }[]): { reused: number; encoded: number; reuse: number } {
+  const reused = stats.reduce((a, s) => a + s.tokens_reused, 0);
+  const encoded = stats.reduce((a, s) => a + s.tokens_encoded, 0);
   return { reused, encoded, reuse: reused / Math.max(1, reused + encoded) };
 }
 
@@ -307,7 +307,7 @@ export function reuseOf(stats: readonly { tokensReused: number; tokensEncoded: n
 export async function clusterRun(o: ClusterOptions & { corpus: string; replay: Omit<ReplayOptions, "pauseAfter" | "onPause">; killThird: boolean; requests: number }) {
   const cluster = await startCluster(o);
   try {
-    const stats: ({ tokensReused: number; tokensEncoded: number; requests: number } | null)[] = cluster.instances.map(() => null);
+    const stats: ({ tokens_reused: number; tokens_encoded: number; requests: number } | null)[] = cluster.instances.map(() => null);
     let killed: number | null = null;
     const run = await replayThrough(cluster.url, o.corpus, {
       ...o.replay,
@@ -323,7 +323,7 @@ export async function clusterRun(o: ClusterOptions & { corpus: string; replay: O
         : {}),
     });
     for (let i = 0; i < cluster.instances.length; i++) if (i !== killed) stats[i] = await instanceStats(cluster.instances[i]!.port);
-    const all = stats as { tokensReused: number; tokensEncoded: number; requests: number }[];
+    const all = stats as { tokens_reused: number; tokens_encoded: number; requests: number }[];
     return { ...run, killed, instances: all, ...reuseOf(all) };
   } finally {
     await cluster.stop();

@@ -32,9 +32,9 @@ test("check-template says which probe runs, and answers every probe of a large t
   writeFileSync(file, bigTemplate());
   const r = await runCli(["check-template", "--tokenizer", "qwen3", "--template", file], { timeoutMs: 300_000 });
   assert.equal(r.code, 0, r.stderr);
-  const check = JSON.parse(r.stdout) as { probes: Array<{ probe: string; keepsPrefix: boolean | null }> };
+  const check = JSON.parse(r.stdout) as { probes: Array<{ probe: string; keeps_prefix: boolean | null }> };
   assert.equal(check.probes.length, 5);
-  for (const p of check.probes) assert.equal(p.keepsPrefix, true, p.probe);
+  for (const p of check.probes) assert.equal(p.keeps_prefix, true, p.probe);
   const lines = r.stderr.split("\n").filter((l) => l.startsWith("check-template: probe "));
   assert.deepEqual(
     lines.map((l) => l.slice(0, "check-template: probe 1/5".length)),

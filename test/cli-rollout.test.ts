@@ -1,6 +1,6 @@
 /**
  * `deltatok rollout`: JSONL records are the library's rollouts (rolloutJson) in corpus order; the
- * binary file holds the same sequences (ids, mask bytes, float32 logprobs with NaN where none,
+ * binary file holds the same sequences (ids, mask bytes, float64 logprobs with NaN where none,
  * read back here); a bad line is an error record and the rest are written; the summary counts
  * sequences, splits by reason and drift.
  */
@@ -100,7 +100,7 @@ test("rollout --format binary without --out is a usage error", async () => {
 });
 
 test("rollout --workers 2 writes exactly the in-process JSONL and binary file (sampled ids and logprobs included), bad lines in place", async () => {
-  // the conversation with sampled ids and logprobs (drift, a float32 logprobs array moved from a worker) rides along
+  // the conversation with sampled ids and logprobs (drift, a float64 logprobs array moved from a worker) rides along
   const c = trainingCorpus(dir, [JSON.stringify(convs[1])]);
   for (const format of ["jsonl", "binary"]) {
     const { s2 } = await sameOnWorkers(dir, `rollout-${format}`, ["rollout", c, "--date", "2026-11-30", "--no-progress", "--format", format]);

@@ -14,6 +14,7 @@ import { Deltatok } from "../api/deltatok.js";
 import { DEFAULTS, type DeltatokOptions } from "../api/options.js";
 import { JsonlWriter } from "./output.js";
 import { jsonWithIds } from "../corpus/id.js";
+import { snakeKeys } from "../json/index.js";
 import { replayCorpus, replayCorpusPooled, replayCorpusScheduled, stoppedBeforeStart, type ReplayOptions, type ReplaySummary } from "./replay.js";
 import { DeltatokPool, WORKERS_PER_CPU, maxWorkers } from "../pool/pool.js";
 import { detectCpus } from "../pool/cpus.js";
@@ -546,7 +547,7 @@ async function cmdCheckTemplate(file: string | undefined, v: Values): Promise<nu
       progress: progressFlag(v),
     });
   }
-  const json = JSON.stringify(check, null, 2) + "\n";
+  const json = JSON.stringify(snakeKeys(check), null, 2) + "\n";
   if (v.out !== undefined) await writeFile(v.out, json);
   else process.stdout.write(json);
   process.stderr.write(checkTable(check));

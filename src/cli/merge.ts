@@ -37,6 +37,7 @@ import { HEADER_KEY, TRAILER_KEY, SHARD_FORMAT_VERSION, SHARD_KEY_RULE, type Sha
 import { round3 } from "./replay.js";
 import { idFromRaw, isNumberId, jsonWithIds, rawIdOf, recordJson } from "../corpus/id.js";
 import { eachElement, eachMember } from "../json/skim.js";
+import { snakeKeys } from "../json/index.js";
 
 type Rec = Record<string, unknown>;
 
@@ -141,6 +142,7 @@ async function binaryIndex(path: string): Promise<{ magic: string; index: Rec; a
 function checkVersion(path: string, header: Rec): void {
   if (header.version === SHARD_FORMAT_VERSION) return;
   if (header.version === 1) throw invalid(path, "was written by an older deltatok (shard format 1, without record digests): run that shard again");
+  if (header.version === 2) throw invalid(path, "was written by an older deltatok (shard format 2, its summary's cache stats camelCase): run that shard again");
   throw invalid(path, `has shard format ${JSON.stringify(header.version)}; this deltatok reads ${SHARD_FORMAT_VERSION}`);
 }
 
@@ -614,10 +616,11 @@ function mergeSummaries(command: ShardCommand, shards: Shard[], seen: { codes: s
   if ("errors_by_code" in out) out.errors_by_code = reorder(out.errors_by_code, seen.codes);
   if ("sequences_per_conversation" in out) out.sequences_per_conversation = reorder(out.sequences_per_conversation, seen.buckets);
   if (command === "replay") {
-    const cache = order.reduce((acc, s) => addStats(acc, s.trailer.summary.cache as DeltatokStats), emptyStats());
+    // the shards' cache stats as written (snake_case), summed key by key
+    const cache = order.reduce((acc, s) => addStats(acc, s.trailer.summary.cache as DeltatokStats), snakeKeys(emptyStats()) as unknown as DeltatokStats) as unknown as Record<string, number>;
     out.cache = cache;
-    const seenTokens = cache.tokensReused + cache.tokensEncoded;
-    out.reuse_ratio = seenTokens > 0 ? cache.tokensReused / seenTokens : 0;
+    const seenTokens = (cache.tokens_reused ?? 0) + (cache.tokens_encoded ?? 0);
+    out.reuse_ratio = seenTokens > 0 ? (cache.tokens_reused ?? 0) / seenTokens : 0;
     const elapsed = out.elapsed_s as number;
     out.requests_per_s = elapsed > 0 ? Math.round((out.requests as number) / elapsed) : 0;
     const same = (k: string) => {

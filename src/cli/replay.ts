@@ -21,6 +21,7 @@ import { emptyStats, type DeltatokPool } from "../pool/pool.js";
 import { isInfrastructureError, type BatchQueue } from "../queue/queue.js";
 import type { DrainResult, QueueResult } from "../queue/types.js";
 import { Progress } from "./progress.js";
+import { snakeKeys } from "../json/index.js";
 import { stopReport, turn, untilAborted, type StopReport } from "./signals.js";
 import { inShard, type ShardSpec } from "./shard.js";
 import { runScheduled } from "./scheduled-run.js";
@@ -58,7 +59,8 @@ export interface ReplaySummary {
   errors_by_code: Record<string, number>;
   isl_total: number;
   osl_total: number;
-  cache: DeltatokStats;
+  /** The Deltatok's stats (DeltatokStats), keys in snake_case as everything written out (`tokens_reused`, `render.units_reused`). */
+  cache: Record<string, unknown>;
   /** Fraction of prompt tokens taken from the cache. */
   reuse_ratio: number;
   load_s: number;
@@ -66,8 +68,8 @@ export interface ReplaySummary {
   requests_per_s: number;
   /** Worker threads (0: in-process). Cache stats are summed over workers. */
   workers?: number;
-  /** With workers, when the run was stopped (SIGTERM/SIGINT): the drain's one final state. */
-  drain?: DrainResult;
+  /** With workers, when the run was stopped (SIGTERM/SIGINT): the drain's one final state (DrainResult in snake_case). */
+  drain?: Record<string, unknown>;
   /** Present when a signal stopped the run: how far it got (the totals above are of that prefix). */
   stopped?: StopReport;
   /** What encoded text: "deltatok" (its own encoder) or "fallback" (the library, for a component deltatok does not implement). */
@@ -122,7 +124,7 @@ class Tally {
       errors_by_code: this.byCode,
       isl_total: this.isl,
       osl_total: this.osl,
-      cache,
+      cache: snakeKeys(cache),
       reuse_ratio: seen > 0 ? cache.tokensReused / seen : 0,
       load_s: round3(loadSeconds),
       elapsed_s: round3(elapsed),
@@ -312,7 +314,7 @@ export async function replayCorpusPooled(
   tokenizerEngineInto(summary, pool.workers[0]?.tokenizerEngine);
   summary.workers = pool.size;
   summary.schedule = "corpus-order";
-  if (final.reason !== "drained" || final.pending > 0) summary.drain = final;
+  if (final.reason !== "drained" || final.pending > 0) summary.drain = snakeKeys(final);
   const stop = stopReport(signal, headSeq, nextSeq - headSeq, bytes, total);
   if (stop !== undefined) summary.stopped = stop;
   return summary;

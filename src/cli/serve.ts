@@ -4,6 +4,7 @@
  * HTTP (on 127.0.0.1 unless `--host`); `--no-stdio` serves HTTP only (until SIGTERM).
  */
 import { isIP } from "node:net";
+import { snakeKeys } from "../json/index.js";
 import { Deltatok } from "../api/deltatok.js";
 import type { DeltatokOptions } from "../api/options.js";
 import { InProcessBackend } from "../serve/in-process.js";
@@ -37,6 +38,6 @@ export async function runServe(o: ServeCliOptions): Promise<number> {
   await server.closed;
   // with HTTP, what clients did (faults included) is worth a line; a stdio harness sees its answers
   const s = server.stats();
-  if (s.http !== null) process.stderr.write(JSON.stringify({ stopped: { answered: s.answered, http: s.http } }) + "\n");
+  if (s.http !== null) process.stderr.write(JSON.stringify(snakeKeys({ stopped: { answered: s.answered, http: s.http } })) + "\n");
   return 0;
 }

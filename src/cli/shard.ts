@@ -121,8 +121,11 @@ export interface ShardTrailer {
   records_sha256: string;
 }
 
-/** The shard output format: 2 added the corpus digest and the trailer's record count and digest. */
-export const SHARD_FORMAT_VERSION = 2;
+/**
+ * The shard output format: 2 added the corpus digest and the trailer's record count and digest; 3
+ * writes the trailer summary's cache stats in snake_case (a shard of 2 has them camelCase).
+ */
+export const SHARD_FORMAT_VERSION = 3;
 
 export interface CorpusIdentity {
   bytes: number;

@@ -19,6 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { eachMember } from "../json/skim.js";
+import { wireJson } from "../json/wire.js";
 
 /** A JSON number id, as the exact text the corpus line carried. */
 export interface NumberId {
@@ -89,10 +90,10 @@ export function idJson(id: CorpusId | null | undefined): string {
  */
 export function recordJson(rec: object): string {
   const id = (rec as { id?: unknown }).id;
-  if (!isNumberId(id)) return JSON.stringify(rec);
+  if (!isNumberId(id)) return wireJson(rec);
   let out = "{";
   for (const [k, v] of Object.entries(rec)) {
-    const text = k === "id" ? id.number : (JSON.stringify(v) as string | undefined);
+    const text = k === "id" ? id.number : (wireJson(v) as string | undefined);
     if (text === undefined) continue; // undefined, a function: JSON.stringify leaves the key out
     out += (out.length > 1 ? "," : "") + JSON.stringify(k) + ":" + text;
   }

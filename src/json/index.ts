@@ -9,3 +9,4 @@ export { parseJson, findLoneSurrogate, hasLoneSurrogate } from "./parse.js";
 export { dumps, JsonDumpsError, compareCodePoints } from "./dumps.js";
 export type { DumpsOptions } from "./dumps.js";
 export { floatRepr } from "./floatrepr.js";
+export { snakeCase, snakeKeys, wireJson } from "./wire.js";

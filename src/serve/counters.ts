@@ -14,6 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { DeltatokError } from "../errors.js";
+import { snakeKeys } from "../json/index.js";
 import type { Deltatok } from "../api/deltatok.js";
 import { MESSAGE_OPTION_NAMES } from "../api/options.js";
 import type { MessageCounter, TextCounter } from "../api/stream.js";
@@ -128,7 +129,7 @@ export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<strin
     case "counter_finish": {
       const e = registry.get(p.handle);
       const count = e.counter.finish();
-      const out: Record<string, unknown> = { count, stats: e.counter.stats() };
+      const out: Record<string, unknown> = { count, stats: snakeKeys(e.counter.stats()) };
       if (e.kind === "text" && p.ids === true) out.ids = Array.from((e.counter as TextCounter).ids());
       registry.close(p.handle as string);
       return out;

@@ -1,5 +1,6 @@
 /** A sidecar backend answering on the calling thread with one Deltatok. */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
+import { snakeKeys } from "../json/index.js";
 import type { Deltatok } from "../api/deltatok.js";
 import type { PromptOptions } from "../api/options.js";
 import { ConversationMessages } from "../api/conversations.js";
@@ -98,7 +99,7 @@ export function answer(dt: Deltatok, method: Exclude<Method, "batch">, p: Record
       return rolloutJson(dt.tokenizeRollout(messages, options));
     }
     case "stats":
-      return dt.stats();
+      return snakeKeys(dt.stats());
     case "health":
       return describeEngine(dt, 0);
     default:

@@ -6,7 +6,7 @@
  */
 import { DeltatokError, toDeltatokError, type ErrorRecord } from "../errors.js";
 import { MESSAGE_OPTION_NAMES, type DeltatokOptions } from "../api/options.js";
-import { dumps } from "../json/index.js";
+import { dumps, snakeKeys } from "../json/index.js";
 import { DeltatokPool } from "../pool/pool.js";
 import { eachMember, topLevelRaw } from "../json/skim.js";
 import { BatchQueue } from "../queue/queue.js";
@@ -167,7 +167,7 @@ export class PoolBackend implements Backend {
   }
 
   async #local(method: Call): Promise<unknown> {
-    if (method === "stats") return (await this.#pool.stats()).total;
+    if (method === "stats") return snakeKeys((await this.#pool.stats()).total);
     if (method === "health") {
       return { status: "ok", version: VERSION, tokenizer: this.#deltatok.tokenizer ?? "qwen3", mode: this.#deltatok.mode ?? "incremental", workers: this.#pool.size };
     }

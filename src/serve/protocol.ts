@@ -4,7 +4,9 @@
  * Request:  {"id": <any JSON>, "method": "<name>", "params": {...}}
  * Response: {"id": <same>, "result": {...}}  or  {"id": <same>, "error": {"code", "message", "path"?}}
  * A number id is answered with the very text it was sent as (`9007199254740993`, `1.50`, `1e2`;
- * src/serve/wire-id.ts).
+ * src/serve/wire-id.ts). Every key of a result is snake_case (a library result's camelCase keys
+ * are converted where it becomes an answer: src/json/wire.ts `snakeKeys`), and a negative zero
+ * (a rollout's logprob) is written `-0.0` (`wireJson`).
  *
  * Methods (params → result):
  * - count_prompt   {messages, tools?, documents?, chat_template?, chat_template_kwargs?,
@@ -46,11 +48,13 @@
  *                   chat_template_kwargs?, parse_tool_arguments?, max_look_back?} → {handle}
  * - counter_append {handle, chunk} (text) or {handle, delta} (message; an OpenAI-style delta)
  *                   → {count}: countText / countMessage of everything appended so far
- * - counter_finish {handle} → {count, stats} (closes it); counter_close {handle} → {closed}
+ * - counter_finish {handle} → {count, stats} (closes it; stats: the counter's stats() in
+ *                   snake_case: chars_encoded, last_chars_encoded, max_chars_encoded, tail_chars, …); counter_close {handle} → {closed}
  *                   Unknown, finished, evicted (LRU past 1,024 open, or 10 min idle) handles:
  *                   DT_COUNTER_UNKNOWN (src/serve/counters.ts)
  * - batch          {requests: [{method, params}, ...]} → {results: [{result} | {error}, ...]} in order
- * - stats          {} → Deltatok statistics (DeltatokStats; summed over the workers)
+ * - stats          {} → Deltatok statistics (DeltatokStats in snake_case: tokens_reused,
+ *                   tokens_encoded, bytes_held, render_ms, render.units_reused, …; summed over the workers)
  * - health         {} → {status: "ok", tokenizer, version, workers}
  *
  * Responses may come out of order; the id says which request each answers. A request that is

@@ -8,7 +8,7 @@
  * Layer: serve (imports the pool's JSON skimmer and the json value model only).
  */
 import { eachMember } from "../json/skim.js";
-import { PyFloat } from "../json/index.js";
+import { PyFloat, wireJson } from "../json/index.js";
 
 /** A JSON number id, held as the exact text the request carried. */
 export class WireId {
@@ -60,7 +60,7 @@ export function keepIdText(line: string, v: unknown): void {
  */
 export function responseText(r: { id: unknown }): string {
   const { id, ...rest } = r;
-  const tail = JSON.stringify(rest).slice(1); // `"result":...}` or `}`
+  const tail = wireJson(rest).slice(1); // `"result":...}` or `}`
   const idText = id instanceof WireId ? id.text : typeof id === "bigint" ? id.toString() : JSON.stringify(id ?? null);
   return tail === "}" ? `{"id":${idText}}` : `{"id":${idText},${tail}`;
 }

@@ -29,6 +29,9 @@ class StreamTest(unittest.TestCase):
                 self.assertEqual(c.append(ch), self.tok.client.count_text(so_far), (n, so_far))
             self.assertEqual(c.finish(), len(self.tok.encode(TEXT, add_special_tokens=False)))
             self.assertIsInstance(c.stats, dict)
+            # written-out fields are snake_case (README "Field names")
+            self.assertIn("chars_encoded", c.stats)
+            self.assertEqual([k for k in c.stats if any(a.islower() and b.isupper() for a, b in zip(k, k[1:]))], [])
             with self.assertRaises(deltatok.DeltatokError) as e:
                 c.append("more")
             self.assertEqual(e.exception.code, "DT_COUNTER_UNKNOWN")
@@ -55,6 +58,13 @@ class StreamTest(unittest.TestCase):
         with self.assertRaises(deltatok.DeltatokError) as e:
             c.append({"content": "x"})
         self.assertEqual(e.exception.code, "DT_COUNTER_UNKNOWN")
+
+    def test_server_stats_are_snake_case(self):
+        s = self.tok.stats()
+        self.assertIn("tokens_reused", s)
+        self.assertIn("units_reused", s["render"])
+        camel = [k for d in (s, s["render"]) for k in d if any(a.islower() and b.isupper() for a, b in zip(k, k[1:]))]
+        self.assertEqual(camel, [])
 
     def test_bad_chunks(self):
         with self.tok.text_counter() as c:
