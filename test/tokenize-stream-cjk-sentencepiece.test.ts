@@ -28,6 +28,7 @@ import { checkTokenizerJson } from "../src/load/tokenizer-json.js";
 import { modelsDir, syntheticDir, type AnyTokenizerName } from "./helpers/tokenizers.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 import { KANA, ideographs } from "./helpers/cjk-text.js";
+import { assertLinearRun, streamChecked } from "./helpers/stream-check.js";
 
 const SEED = 20261202;
 const utf8 = new TextEncoder();
@@ -142,20 +143,8 @@ for (const name of ["gemma3", "llama2", "gemini"] as const satisfies readonly An
     let runAppends = 0;
     fc.assert(
       fc.property(cjkText, chunking, fc.boolean(), (text, sizes, ids) => {
-        const c = dt.textCounter({ ids });
-        let at = 0;
-        for (let k = 0; at < text.length; k++) {
-          const chunk = text.slice(at, at + (sizes[k % sizes.length] as number));
-          at += chunk.length;
-          const got = c.append(chunk);
-          const counted = c.text;
-          assert.equal(got, dt.countText(counted), `${name} after ${JSON.stringify(counted)}`);
-          if (ids) assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(counted)), `${name} ids after ${JSON.stringify(counted)}`);
-        }
-        assert.equal(c.finish(), dt.countText(text));
-        const s = c.stats();
+        const s = streamChecked(dt, text, sizes, ids, name);
         assert.equal(s.appendableReason, "");
-        assert.equal(s.runMismatches, 0);
         runAppends += s.runAppends;
       }),
       { seed: SEED, numRuns: 20 },
@@ -170,17 +159,7 @@ test("metaspace-first (Metaspace pre-tokenizer, no byte_fallback): count and ids
   let runAppends = 0;
   fc.assert(
     fc.property(cjkText, chunking, (text, sizes) => {
-      const c = dt.textCounter({ ids: true });
-      let at = 0;
-      for (let k = 0; at < text.length; k++) {
-        const chunk = text.slice(at, at + (sizes[k % sizes.length] as number));
-        at += chunk.length;
-        const got = c.append(chunk);
-        assert.equal(got, dt.countText(c.text), `after ${JSON.stringify(c.text)}`);
-        assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(c.text)));
-      }
-      assert.equal(c.stats().runMismatches, 0);
-      runAppends += c.stats().runAppends;
+      runAppends += streamChecked(dt, text, sizes, true, "metaspace-first").runAppends;
     }),
     { seed: SEED, numRuns: 20 },
   );
@@ -189,23 +168,5 @@ test("metaspace-first (Metaspace pre-tokenizer, no byte_fallback): count and ids
 
 test("gemma3: unpunctuated ideographs in 2-character chunks: work grows linearly (12k under 2.5× of 6k), counts exact", async () => {
   const dt = await Deltatok.create({ tokenizer: modelsDir("gemma3"), renderer: TEST_RENDERER });
-  const work = (n: number): { steps: number; chars: number } => {
-    const text = ideographs(n, SEED, IDEOGRAPHS);
-    const c = dt.textCounter();
-    for (let i = 0; i < text.length; i += 2) {
-      const got = c.append(text.slice(i, i + 2));
-      if (i % 1000 === 0) assert.equal(got, dt.countText(text.slice(0, i + 2)));
-    }
-    assert.equal(c.finish(), dt.countText(text));
-    const s = c.stats();
-    assert.equal(s.tailChars, n, "no cut in the run");
-    assert.ok(s.runAppends >= n / 2 - 20, `${s.runAppends} appends by the run`);
-    return { steps: s.runSteps, chars: s.charsEncoded };
-  };
-  const a = work(6000);
-  const b = work(12000);
-  assert.ok(b.steps < 2.5 * a.steps, `steps ${b.steps} for 12k, ${a.steps} for 6k`);
-  assert.ok(b.chars < 2.5 * a.chars, `characters encoded ${b.chars} for 12k, ${a.chars} for 6k`);
-  // without the open run every append re-encoded the whole tail: 9 M characters for 6k
-  assert.ok(a.chars < 7000, `characters encoded ${a.chars} for 6k`);
+  assertLinearRun(dt, (n) => ideographs(n, SEED, IDEOGRAPHS));
 });

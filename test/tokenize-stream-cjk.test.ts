@@ -35,6 +35,7 @@ import { streamRuleFor, TextStream } from "../src/tokenize/stream.js";
 import { modelsDir, rawTokenizer, type AnyTokenizerName } from "./helpers/tokenizers.js";
 import { TEST_RENDERER } from "./helpers/renderer.js";
 import { KANA, ideographs, japaneseProse } from "./helpers/cjk-text.js";
+import { assertLinearRun, streamChecked, streamWork } from "./helpers/stream-check.js";
 
 const SEED = 20261202;
 const utf8 = new TextEncoder();
@@ -188,22 +189,7 @@ for (const name of SPECS) {
     let runAppends = 0;
     fc.assert(
       fc.property(cjkText, chunking, fc.boolean(), (text, sizes, ids) => {
-        const c = dt.textCounter({ ids });
-        let at = 0;
-        for (let k = 0; at < text.length; k++) {
-          const n = sizes[k % sizes.length] as number;
-          const chunk = text.slice(at, at + n);
-          at += chunk.length;
-          const got = c.append(chunk);
-          // a trailing high surrogate is held back: the counted text is the complete pairs
-          const counted = c.text;
-          assert.equal(got, dt.countText(counted), `${name} after ${JSON.stringify(counted)}`);
-          if (ids) assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(counted)), `${name} ids after ${JSON.stringify(counted)}`);
-        }
-        assert.equal(c.finish(), dt.countText(text));
-        const s = c.stats();
-        assert.equal(s.runMismatches, 0);
-        runAppends += s.runAppends;
+        runAppends += streamChecked(dt, text, sizes, ids, name).runAppends;
       }),
       { seed: SEED, numRuns: 40 },
     );
@@ -240,18 +226,7 @@ for (const name of ["qwen3", "deepseek_v3", "llama3_1", "gptoss", "gpt4o", "clau
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
     fc.assert(
       fc.property(japaneseText, chunking, fc.boolean(), (text, sizes, ids) => {
-        const c = dt.textCounter({ ids });
-        let at = 0;
-        for (let k = 0; at < text.length; k++) {
-          const chunk = text.slice(at, at + (sizes[k % sizes.length] as number));
-          at += chunk.length;
-          const got = c.append(chunk);
-          const counted = c.text;
-          assert.equal(got, dt.countText(counted), `${name} after ${JSON.stringify(counted)}`);
-          if (ids) assert.deepEqual(Array.from(c.ids()), Array.from(dt.encodeText(counted)), `${name} ids after ${JSON.stringify(counted)}`);
-        }
-        assert.equal(c.finish(), dt.countText(text));
-        assert.equal(c.stats().runMismatches, 0);
+        streamChecked(dt, text, sizes, ids, name);
       }),
       { seed: SEED, numRuns: 30 },
     );
@@ -277,35 +252,10 @@ for (const name of ["qwen3", "deepseek_v3"] as const) {
 
 // ---- work ----
 
-/**
- * Streams `text` 2 characters per append, checking the count against a whole encode every
- * `checkEvery` characters and at the end; the counter's stats after.
- */
-function streamWork(dt: Deltatok, text: string, checkEvery: number): ReturnType<TextStream["stats"]> {
-  const c = dt.textCounter();
-  for (let i = 0; i < text.length; i += 2) {
-    const got = c.append(text.slice(i, i + 2));
-    if (i % checkEvery === 0) assert.equal(got, dt.countText(text.slice(0, i + 2)));
-  }
-  assert.equal(c.finish(), dt.countText(text));
-  return c.stats();
-}
-
 for (const name of ["qwen3", "deepseek_v3", "llama3_1", "gptoss"] as const) {
   test(`${name}: unpunctuated ideographs in 2-character chunks: work grows linearly (12k under 2.5× of 6k), counts exact`, async () => {
     const dt = await Deltatok.create({ tokenizer: modelsDir(name), renderer: TEST_RENDERER });
-    const work = (n: number): { steps: number; chars: number } => {
-      const s = streamWork(dt, ideographs(n, SEED, IDEOGRAPHS), 1000);
-      assert.equal(s.tailChars, n, "no cut in the run");
-      assert.ok(s.runAppends >= n / 2 - 20, `${s.runAppends} appends by the run`);
-      return { steps: s.runSteps, chars: s.charsEncoded };
-    };
-    const a = work(6000);
-    const b = work(12000);
-    assert.ok(b.steps < 2.5 * a.steps, `steps ${b.steps} for 12k, ${a.steps} for 6k`);
-    assert.ok(b.chars < 2.5 * a.chars, `characters encoded ${b.chars} for 12k, ${a.chars} for 6k`);
-    // before the open run: every append re-encoded the whole tail, 18 M characters for 6k
-    assert.ok(a.chars < 7000, `characters encoded ${a.chars} for 6k`);
+    assertLinearRun(dt, (n) => ideographs(n, SEED, IDEOGRAPHS));
   });
 }
 
