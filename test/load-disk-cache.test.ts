@@ -12,7 +12,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -277,6 +277,7 @@ test("off: DELTATOK_CACHE_DIR=off or the option disables the cache", async () =>
     else process.env["DELTATOK_CACHE_DIR"] = saved;
   }
   assert.equal(diskCacheConfig(undefined, undefined, { DELTATOK_CACHE_DIR: "off" }), null);
+  for (const v of ["OFF", "Off", "0", "false", "none", " off "]) assert.equal(diskCacheConfig(undefined, undefined, { DELTATOK_CACHE_DIR: v }), null, v);
   assert.equal(diskCacheConfig(undefined, undefined, { DELTATOK_CACHE_DIR: "/x/y" })?.dir, "/x/y");
   assert.equal(diskCacheConfig(undefined, undefined, { XDG_CACHE_HOME: "/xdg" })?.dir, "/xdg/deltatok");
   assert.equal(diskCacheConfig("/opt", undefined, { DELTATOK_CACHE_DIR: "off" })?.dir, "/opt");
@@ -310,6 +311,44 @@ test("past the bound, the least recently used entries are removed after a write"
   const left = entries(cacheDir);
   assert.equal(left.length, 1);
   assert.notEqual(left[0], entryA);
+});
+
+test("eviction removes only what the cache wrote: a user's files, old *.tmp ones included, stay", async () => {
+  const cacheDir = freshDir();
+  mkdirSync(cacheDir, { recursive: true });
+  const old = new Date(Date.now() - 3 * 60 * 60 * 1000);
+  const mine = ["build.tmp", "notes.dtcore", "a".repeat(63) + ".dtcore", ".x.1.abc.tmp"];
+  for (const name of mine) {
+    writeFileSync(join(cacheDir, name), "user data");
+    utimesSync(join(cacheDir, name), old, old);
+  }
+  // a stale temporary file of the cache's own naming is removed
+  const stale = `.${"b".repeat(64)}.123.${"c".repeat(12)}.tmp`;
+  writeFileSync(join(cacheDir, stale), "torn write");
+  utimesSync(join(cacheDir, stale), old, old);
+  const r = await load(smallTokenizer("evict-users"), { cacheDir, cacheMaxBytes: 64 * 1024 * 1024 });
+  assert.equal(r.stats.writes, 1);
+  for (const name of mine) assert.ok(existsSync(join(cacheDir, name)), `${name} kept`);
+  assert.ok(!existsSync(join(cacheDir, stale)), "the cache's own stale temporary file removed");
+});
+
+test("a directory where an entry belongs: left as it is, that tokenizer uncached, the load exact and the directory still used", async () => {
+  const cacheDir = freshDir();
+  const dir = smallTokenizer("dir-entry");
+  const first = await load(dir, { cacheDir });
+  const [entry] = entries(cacheDir);
+  const path = join(cacheDir, entry as string);
+  rmSync(path);
+  mkdirSync(path);
+  const again = await load(dir, { cacheDir });
+  assert.equal(again.stats.writes, 0);
+  assert.ok(statSync(path).isDirectory(), "the directory is not removed");
+  assert.ok(again.warnings.some((w) => w.code === "DELTATOK_CACHE_INVALID" && /left as it is/.test(w.message ?? "")), JSON.stringify(again.warnings));
+  assert.ok(!again.warnings.some((w) => w.code === "DELTATOK_CACHE_UNWRITABLE"), "the directory as a whole is still usable");
+  assertSame(first.loaded, again.loaded, "dir-entry", false);
+  // another tokenizer is still cached there
+  const other = await load(smallTokenizer("dir-entry-other"), { cacheDir });
+  assert.equal(other.stats.writes, 1);
 });
 
 const LOADER = fileURLToPath(new URL("../src/load/index.js", import.meta.url));

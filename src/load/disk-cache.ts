@@ -4,7 +4,8 @@
  * `<key>.dtcore` in the cache directory.
  *
  * - **Where**: the `cacheDir` load option, else `DELTATOK_CACHE_DIR`, else
- *   `$XDG_CACHE_HOME/deltatok`, else `~/.cache/deltatok`; `"off"` disables it.
+ *   `$XDG_CACHE_HOME/deltatok`, else `~/.cache/deltatok`; `off` (also `0`, `false`, `none`,
+ *   in any case) disables it.
  * - **Key**: SHA-256 over the cache format, the id of the running deltatok code (a SHA-256 of its
  *   own module files, see `codeId`), Node's version, the kind of core, the directory, the
  *   load options that change the core (pattern, encoding) and the SHA-256 of the bytes of every
@@ -45,6 +46,11 @@ export const CACHE_FORMAT = 1;
 export const DEFAULT_CACHE_MAX_BYTES = 1024 * 1024 * 1024;
 const ENTRY_SUFFIX = ".dtcore";
 const TEMP_SUFFIX = ".tmp";
+/** The values of DELTATOK_CACHE_DIR / cacheDir that turn the cache off (compared lowercased). */
+const DISABLED = new Set(["off", "0", "false", "none"]);
+/** The names this cache writes (entries and temporary files): eviction touches no other file. */
+const ENTRY_NAME = /^[0-9a-f]{64}\.dtcore$/;
+const TEMP_NAME = /^\.[0-9a-f]{64}\.\d+\.[0-9a-f]{12}\.tmp$/;
 /** A temporary file older than this is a crashed writer's and is removed by eviction. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 const MAGIC = new TextEncoder().encode("DTKCORE\n");
@@ -86,7 +92,7 @@ export function tokenizerCacheStats(): TokenizerCacheStats {
 export function diskCacheConfig(option: string | undefined, maxBytes: number | undefined, env: NodeJS.ProcessEnv = process.env): DiskCacheConfig | null {
   const fromEnv = env["DELTATOK_CACHE_DIR"];
   const chosen = option ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
-  if (chosen === "off") return null;
+  if (chosen !== undefined && DISABLED.has(chosen.trim().toLowerCase())) return null;
   let dir: string;
   if (chosen !== undefined) dir = resolve(chosen);
   else {
@@ -361,6 +367,14 @@ export async function writeCoreEntry(config: DiskCacheConfig, key: string, recor
     stats.writes++;
   } catch (e) {
     await rm(temp, { force: true }).catch(() => {});
+    const code = (e as { code?: unknown } | null)?.code;
+    if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
+      // something that is not an entry (a directory) holds the entry's name: left as it is, and
+      // only this tokenizer goes uncached there
+      stats.writeFailures++;
+      process.emitWarning(`tokenizer cache entry ${file} is not a file deltatok wrote (a directory?): left as it is, and this tokenizer is not cached there`, { code: "DELTATOK_CACHE_INVALID" });
+      return;
+    }
     warnUnwritable(config.dir, e);
     return;
   }
@@ -379,8 +393,9 @@ async function evict(config: DiskCacheConfig, keep: string): Promise<void> {
   const entries: Array<{ name: string; size: number; mtime: number }> = [];
   await Promise.all(
     names.map(async (name) => {
-      const isEntry = name.endsWith(ENTRY_SUFFIX);
-      if (!isEntry && !name.endsWith(TEMP_SUFFIX)) return;
+      // only the names this cache writes: a user's own files in the directory are never touched
+      const isEntry = ENTRY_NAME.test(name);
+      if (!isEntry && !TEMP_NAME.test(name)) return;
       try {
         const s = await stat(join(config.dir, name));
         if (!s.isFile()) return;
