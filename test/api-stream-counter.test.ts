@@ -233,5 +233,9 @@ test("messageCounter: deltas build the message; a template that rewrites earlier
   assert.equal(code(() => bad.append({ tool_calls: [{ index: 3 }] })), "DT_INVALID_TOOL_CALLS");
   assert.equal(code(() => bad.append({ surprise: "x" })), "DT_INVALID_REQUEST");
   assert.equal(code(() => dt.messageCounter({ tools: [] } as never)), "DT_INVALID_OPTION");
+  // streamed arguments are incomplete JSON until the call ends: refused when the counter opens
+  // (before, each argument delta was refused and finish() counted the message without the call)
+  assert.equal(code(() => dt.messageCounter({ parse_tool_arguments: true })), "DT_INVALID_OPTION");
+  assert.equal(dt.messageCounter({ parse_tool_arguments: false }).append({ content: "ok" }), dt.countMessage({ role: "assistant", content: "ok" }));
   assert.equal(bad.append({ content: "ok" }), dt.countMessage({ role: "assistant", content: "ok" }));
 });

@@ -395,6 +395,16 @@ export class Deltatok {
     try {
       const { counter, message } = splitMessageCounterOptions(options);
       const p = checkPromptOptions(message, "countMessage");
+      if (p.parse_tool_arguments === true) {
+        // a streamed tool call's arguments are a JSON text cut anywhere until the call ends: no
+        // delta before its last could be rendered, so no count could be exact; refused at once
+        // rather than failing (or dropping) every delta of a tool call
+        throw new DeltatokError(
+          "DT_INVALID_OPTION",
+          "messageCounter does not take parse_tool_arguments: a streamed tool call's arguments are incomplete JSON until the call ends; stream without it, or count the finished message with countMessage(message, { parse_tool_arguments: true })",
+          { path: "parse_tool_arguments" },
+        );
+      }
       const text = openTextCounter(this.#encoder, streamRuleFor(this.#loaded), readCounterOptions(counter, this.#opts.maxPromptChars, "messageCounter"));
       return new MessageCounter(text, (m) => this.#framing.oslRender(m, p));
     } catch (e) {
