@@ -145,3 +145,29 @@ test("the registry is bounded: the least recently used counter is evicted, idle 
   assert.equal(append(a, "!"), dt.countText("hi there!"));
   assert.equal(reg.size, 1);
 });
+
+test("the characters all open counters hold are bounded together: an append past the bound is refused before it runs, closing frees the share", () => {
+  const reg = new CounterRegistry(8, 60_000, () => 0, 20);
+  const call = (method: "text_counter_open" | "message_counter_open" | "counter_append" | "counter_finish" | "counter_close", p: Record<string, unknown>) => {
+    try {
+      return counterCall(dt, method, p, reg) as Record<string, unknown>;
+    } catch (e) {
+      return { code: (e as { code: string }).code };
+    }
+  };
+  const a = call("text_counter_open", {}).handle as string;
+  const m = call("message_counter_open", {}).handle as string;
+  assert.equal(call("counter_append", { handle: a, chunk: "hello world" }).count, dt.countText("hello world"));
+  assert.equal(call("counter_append", { handle: m, delta: { content: "ok then" } }).count, dt.countMessage({ role: "assistant", content: "ok then" }));
+  assert.equal(reg.chars, 18);
+  // 18 + 3 > 20: refused, nothing applied (the next good append counts from the old text)
+  assert.equal(call("counter_append", { handle: a, chunk: "abc" }).code, "DT_INPUT_TOO_LARGE");
+  assert.equal(call("counter_append", { handle: m, delta: { content: "!!!" } }).code, "DT_INPUT_TOO_LARGE");
+  assert.equal(call("counter_append", { handle: a, chunk: "!" }).count, dt.countText("hello world!"));
+  // finishing the message counter frees its 7 characters
+  assert.equal(call("counter_finish", { handle: m }).count, dt.countMessage({ role: "assistant", content: "ok then" }));
+  assert.equal(reg.chars, 12);
+  assert.equal(call("counter_append", { handle: a, chunk: " again" }).count, dt.countText("hello world! again"));
+  call("counter_close", { handle: a });
+  assert.equal(reg.chars, 0);
+});

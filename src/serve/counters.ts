@@ -10,6 +10,12 @@
  * DT_COUNTER_UNKNOWN. Counters are not tied to a connection: they end with finish/close,
  * eviction, or the sidecar.
  *
+ * Memory: the characters all open counters were given are bounded together (`MAX_OPEN_CHARS`,
+ * 64 Mi; a counter holds a few bytes per character — its text, tail and, for a message, the
+ * previous render). An append that would pass the bound is refused before it is applied
+ * (DT_INPUT_TOO_LARGE, that append only; the counter keeps its state), so one client's counters
+ * cannot take the sidecar's memory; finishing or closing counters frees their share.
+ *
  * Layer: serve.
  */
 import { randomBytes } from "node:crypto";
@@ -21,21 +27,37 @@ import type { MessageCounter, TextCounter } from "../api/stream.js";
 
 export const MAX_COUNTERS = 1024;
 export const IDLE_MS = 10 * 60 * 1000;
+/** Characters all open counters of a sidecar may hold together (at least one counter's maxPromptChars). */
+export const MAX_OPEN_CHARS = 64 * 1024 * 1024;
 
 interface Entry {
   counter: TextCounter | MessageCounter;
   kind: "text" | "message";
   used: number;
+  /** Characters appended to it so far (its share of MAX_OPEN_CHARS). */
+  chars: number;
+}
+
+/** Characters a counter_append brings: the chunk, or a delta's strings (content, reasoning, tool-call fields). */
+function charsOf(v: unknown, depth = 0): number {
+  if (typeof v === "string") return v.length;
+  if (typeof v !== "object" || v === null || depth > 8) return 0;
+  let n = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) n += charsOf(x, depth + 1);
+  return n;
 }
 
 export class CounterRegistry {
   /** Insertion order is recency order (an access re-inserts). */
   readonly #open = new Map<string, Entry>();
   evicted = 0;
+  /** Characters the open counters hold together. */
+  chars = 0;
   constructor(
     readonly max = MAX_COUNTERS,
     readonly idleMs = IDLE_MS,
     readonly now: () => number = Date.now,
+    readonly maxChars = MAX_OPEN_CHARS,
   ) {}
 
   get size(): number {
@@ -46,11 +68,11 @@ export class CounterRegistry {
     this.#expire();
     while (this.#open.size >= this.max) {
       const oldest = this.#open.keys().next().value as string;
-      this.#open.delete(oldest);
+      this.close(oldest);
       this.evicted++;
     }
     const handle = randomBytes(16).toString("hex");
-    this.#open.set(handle, { counter, kind, used: this.now() });
+    this.#open.set(handle, { counter, kind, used: this.now(), chars: 0 });
     return handle;
   }
 
@@ -67,14 +89,36 @@ export class CounterRegistry {
   }
 
   close(handle: string): void {
+    const e = this.#open.get(handle);
+    if (e === undefined) return;
+    this.chars -= e.chars;
     this.#open.delete(handle);
+  }
+
+  /**
+   * Applies `append` to the counter of `e` if the open counters can hold `add` more characters,
+   * else refuses it before it runs (DT_INPUT_TOO_LARGE; nothing changes).
+   */
+  charge<T>(e: Entry, add: number, append: () => T): T {
+    const path = e.kind === "text" ? "chunk" : "delta";
+    if (this.chars + add > this.maxChars) {
+      throw new DeltatokError(
+        "DT_INPUT_TOO_LARGE",
+        `the sidecar's open counters hold ${this.chars} characters and this append brings ${add}: more than the ${this.maxChars} they may hold together; finish or close counters`,
+        { path },
+      );
+    }
+    const r = append();
+    e.chars += add;
+    this.chars += add;
+    return r;
   }
 
   #expire(): void {
     const limit = this.now() - this.idleMs;
     for (const [h, e] of this.#open) {
       if (e.used >= limit) break; // recency order: the rest are newer
-      this.#open.delete(h);
+      this.close(h);
       this.evicted++;
     }
   }
@@ -119,12 +163,12 @@ export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<strin
       const e = registry.get(p.handle);
       if (e.kind === "text") {
         const c = e.counter as TextCounter;
-        const count = c.append(p.chunk);
+        const count = registry.charge(e, charsOf(p.chunk), () => c.append(p.chunk));
         const out: Record<string, unknown> = { count };
         if (p.ids === true) out.ids = Array.from(c.ids());
         return out;
       }
-      return { count: (e.counter as MessageCounter).append(p.delta) };
+      return { count: registry.charge(e, charsOf(p.delta), () => (e.counter as MessageCounter).append(p.delta)) };
     }
     case "counter_finish": {
       const e = registry.get(p.handle);
