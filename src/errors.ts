@@ -66,7 +66,7 @@ export const ERROR_CODES = {
   // ---- the Python client ----------------------------------------------------------------
   DT_COMMAND_NOT_FOUND: "the Python client cannot run the deltatok command line: none found (DELTATOK_CMD, node_modules/.bin, PATH), or DELTATOK_CMD does not parse or run",
   DT_BAD_RESPONSE: "the Python client got an answer it cannot read (not JSON, not a response envelope, an error without a code, or a result of the wrong shape: the path names the field)",
-  DT_BINARY_INVALID: "a binary output read by the Python client's read_tokens / read_rollouts is not a complete deltatok file (wrong magic, killed before its index was written, an index that does not parse, or an array past the end of the file)",
+  DT_BINARY_INVALID: "a binary output read by the Python client's read_tokens / read_rollouts is not a complete deltatok file (wrong magic, killed before its index was written, an index that does not parse, or one whose arrays are not where the writer puts them: past the end, misaligned, overlapping, a forged count; a mask byte not 0/1)",
   DT_UNSUPPORTED_CALL: "a transformers tokenizer method or option the Python client does not implement (text pairs, offsets, adding tokens, ...)",
   // ---- merging shard outputs -----------------------------------------------------------
   DT_SHARD_INVALID: "a file given to merge is not a complete shard output (not a regular file, no shard header or trailer, malformed, its run was stopped, its records not those its trailer counts and digests, or a binary index that does not match its file)",

@@ -409,6 +409,42 @@ class ReaderTest(unittest.TestCase):
             path = self.write(d, b"DTOKBIN1", {"records": [{"id": 1, "line": 1, "error": {"code": "DT_INVALID_MESSAGES"}}]})
             self.assertEqual(list(deltatok.read_tokens(path))[0]["line"], 1)
 
+    def write_arrays(self, d, records, arrays):
+        """A token file with `arrays` (bytes) after the magic and `records` as its index."""
+        path = os.path.join(d, "t.bin")
+        body = b"DTOKBIN1" + arrays
+        with open(path, "wb") as f:
+            f.write(body + json.dumps({"records": records}).encode("utf-8") + struct.pack("<Q", len(body)))
+        return path
+
+    def test_forged_index_layout(self):
+        # two conversations as the writer lays them out: ids (4 bytes a token), then the mask
+        # padded to 4, each right after the previous
+        arrays = struct.pack("<3I", 7, 8, 9) + bytes([0, 1, 1, 0]) + struct.pack("<2I", 5, 6) + bytes([1, 1, 0, 0])
+        good = [{"id": 1, "count": 3, "offset": 8, "mask_offset": 20}, {"id": 2, "count": 2, "offset": 24, "mask_offset": 32}]
+        with tempfile.TemporaryDirectory() as d:
+            got = list(deltatok.read_tokens(self.write_arrays(d, good, arrays)))
+            self.assertEqual([list(r["ids"]) for r in got], [[7, 8, 9], [5, 6]])
+            self.assertEqual([r["assistant_mask"] for r in got], [bytes([0, 1, 1]), bytes([1, 1])])
+            forged = {
+                "count one more": [dict(good[0], count=4), good[1]],
+                "count one less": [dict(good[0], count=2), good[1]],
+                "unaligned offset": [good[0], dict(good[1], offset=25)],
+                "mask pointed into the ids": [dict(good[0], mask_offset=8), good[1]],
+                "records swapped": [good[1], good[0]],
+                "one record twice": [good[0], good[0]],
+            }
+            for what, records in forged.items():
+                with self.subTest(what):
+                    with self.assertRaises(deltatok.DeltatokError) as cm:
+                        list(deltatok.read_tokens(self.write_arrays(d, records, arrays)))
+                    self.assertEqual(cm.exception.code, "DT_BINARY_INVALID")
+            # a mask byte other than 0/1 where the layout is right
+            bad_mask = arrays[:12] + bytes([0, 7, 1, 0]) + arrays[16:]
+            with self.assertRaises(deltatok.DeltatokError) as cm:
+                list(deltatok.read_tokens(self.write_arrays(d, good, bad_mask)))
+            self.assertEqual(cm.exception.code, "DT_BINARY_INVALID")
+
     def test_training_arrays(self):
         for seq in ({}, {"ids": [1], "mask": [[0]], "logprobs": None, "turns": []}, {"ids": ["1"], "mask": [], "logprobs": None, "turns": []}, 5):
             with self.assertRaises(deltatok.DeltatokError) as cm:

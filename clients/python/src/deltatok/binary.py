@@ -35,13 +35,18 @@ def read_tokens(path: PathArg) -> Iterator[Dict[str, Any]]:
     output, DT_BINARY_INVALID. Both at the first next()."""
     path = os.fspath(path)
     data, index = _open(path, b"DTOKBIN1", "token")
+    layout = _Layout(path)
     for i, rec in enumerate(index["records"]):
         if _record(rec, _TOKEN_RECORD, path, i):
             yield rec
             continue
+        n = rec["count"]
         out = dict(rec)
-        out["ids"] = _values(data, "I", rec["offset"], rec["count"], path)
-        out["assistant_mask"] = _values(data, "B", rec["mask_offset"], rec["count"], path).tobytes()
+        out["ids"] = _values(data, "I", layout.place(i, "offset", rec["offset"], 4 * n), n, path)
+        mask = _values(data, "B", layout.place(i, "mask_offset", rec["mask_offset"], (n + 3) & ~3), n, path).tobytes()
+        if mask.translate(None, b"\x00\x01"):
+            raise _invalid(path, "index record %d: an assistant mask holds bytes other than 0 and 1 (a forged or damaged index)" % i)
+        out["assistant_mask"] = mask
         yield out
 
 
@@ -56,6 +61,8 @@ def read_rollouts(path: PathArg) -> Iterator[Dict[str, Any]]:
     path = os.fspath(path)
     data, index = _open(path, (b"DTROLL02", b"DTROLL01"), "rollout")
     lp_code = "d" if data[:8] == b"DTROLL02" else "f"
+    lp_size = 8 if lp_code == "d" else 4
+    layout = _Layout(path)
     for i, rec in enumerate(index["records"]):
         if _record(rec, _ROLLOUT_RECORD, path, i):
             yield rec
@@ -64,10 +71,14 @@ def read_rollouts(path: PathArg) -> Iterator[Dict[str, Any]]:
         for q in rec["sequences"]:
             n = q["count"]
             lp = q["logprobs_offset"]
+            ids = _values(data, "I", layout.place(i, "offset", q["offset"], 4 * n), n, path)
+            mask = _values(data, "B", layout.place(i, "mask_offset", q["mask_offset"], (n + 3) & ~3), n, path)
+            if mask.tobytes().translate(None, b"\x00\x01"):
+                raise _invalid(path, "index record %d: a loss mask holds bytes other than 0 and 1 (a forged or damaged index)" % i)
             sequences.append({
-                "ids": _values(data, "I", q["offset"], n, path),
-                "mask": _values(data, "B", q["mask_offset"], n, path),
-                "logprobs": None if lp is None else _values(data, lp_code, lp, n, path),
+                "ids": ids,
+                "mask": mask,
+                "logprobs": None if lp is None else _values(data, lp_code, layout.place(i, "logprobs_offset", lp, lp_size * n), n, path),
                 "turns": q["turns"],
             })
         yield {"id": rec.get("id"), "sequences": sequences, "splits": rec["splits"], "drift": rec["drift"]}
@@ -156,6 +167,24 @@ def _open(path: str, magic: Any, what: str) -> Tuple[bytes, Dict[str, Any]]:
     if not isinstance(index, dict) or not isinstance(index.get("records"), list):
         raise _invalid(path, "has an index without records")
     return data, index
+
+
+class _Layout:
+    """Where the writer puts each array: the first right after the 8-byte magic, each next one
+    right after the previous (ids 4 bytes a token, a mask a byte a token padded to 4, logprobs 8
+    bytes a token — 4 in DTROLL01 files). An index offset anywhere else (a count off by one, an
+    unaligned or overlapping offset, a mask pointed into the ids) is DT_BINARY_INVALID, as
+    `deltatok merge` checks it (src/cli/merge.ts)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cursor = 8
+
+    def place(self, i: int, field: str, offset: Any, size: Any) -> int:
+        if offset != self.cursor or isinstance(offset, bool) or not isinstance(size, int) or size < 0:
+            raise _invalid(self.path, "index record %d: %s %r where the writer put %d (a forged or damaged index)" % (i, field, offset, self.cursor))
+        self.cursor += size
+        return int(offset)
 
 
 def _values(data: bytes, code: str, offset: int, count: int, path: str) -> "array[Any]":
