@@ -171,3 +171,19 @@ test("the characters all open counters hold are bounded together: an append past
   call("counter_close", { handle: a });
   assert.equal(reg.chars, 0);
 });
+
+test("a bad counter option is named as the wire names it", () => {
+  const reg = new CounterRegistry(4, 60_000, () => 0);
+  for (const method of ["text_counter_open", "message_counter_open"] as const) {
+    try {
+      counterCall(dt, method, { max_look_back: 0 }, reg);
+      assert.fail("max_look_back 0 accepted");
+    } catch (e) {
+      const err = e as { code: string; path: string; message: string };
+      assert.equal(err.code, "DT_INVALID_OPTION");
+      assert.equal(err.path, "max_look_back");
+      assert.match(err.message, /max_look_back/);
+      assert.doesNotMatch(err.message, /maxLookBack/);
+    }
+  }
+});

@@ -141,6 +141,21 @@ export const COUNTER_METHODS: readonly CounterMethod[] = ["text_counter_open", "
 const OPEN_KEYS = new Set(["ids", "max_look_back"]);
 const MESSAGE_KEYS = new Set<string>([...MESSAGE_OPTION_NAMES, "max_look_back"]);
 
+/**
+ * Runs `open`, naming the counter option in an error as the wire does (`max_look_back`, not the
+ * library's `options.maxLookBack`).
+ */
+function wireNamed<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (e) {
+    if (e instanceof DeltatokError && e.path === "options.maxLookBack") {
+      throw new DeltatokError(e.code, e.message.replaceAll("maxLookBack", "max_look_back"), { path: "max_look_back" });
+    }
+    throw e;
+  }
+}
+
 /** Answers a counter method with `dt`'s registry. */
 export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<string, unknown>, registry: CounterRegistry = registryOf(dt)): unknown {
   switch (method) {
@@ -149,7 +164,7 @@ export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<strin
       const o: { ids?: boolean; maxLookBack?: number } = {};
       if (p.ids !== undefined) o.ids = p.ids as boolean;
       if (p.max_look_back !== undefined) o.maxLookBack = p.max_look_back as number;
-      return { handle: registry.open("text", dt.textCounter(o)) };
+      return { handle: registry.open("text", wireNamed(() => dt.textCounter(o))) };
     }
     case "message_counter_open": {
       const o: Record<string, unknown> = {};
@@ -157,7 +172,7 @@ export function counterCall(dt: Deltatok, method: CounterMethod, p: Record<strin
         if (!MESSAGE_KEYS.has(k)) throw new DeltatokError("DT_INVALID_OPTION", `message_counter_open: unknown param ${k}`, { path: k });
         o[k === "max_look_back" ? "maxLookBack" : k] = v;
       }
-      return { handle: registry.open("message", dt.messageCounter(o)) };
+      return { handle: registry.open("message", wireNamed(() => dt.messageCounter(o))) };
     }
     case "counter_append": {
       const e = registry.get(p.handle);
