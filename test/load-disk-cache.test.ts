@@ -12,7 +12,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -297,6 +297,17 @@ test("a cache directory that cannot be created: every load succeeds, one DELTATO
   assert.deepEqual(first.warnings.map((w) => w.code), ["DELTATOK_ADDED_TOKEN_ID", "DELTATOK_CACHE_UNWRITABLE"]);
   assert.deepEqual(second.warnings.map((w) => w.code), ["DELTATOK_ADDED_TOKEN_ID"]);
   assert.equal(second.loaded.tokenizer.engine, "deltatok");
+});
+
+test("a cache directory that is a symlink loop: the directory is unusable (one warning), no entry is called invalid", async () => {
+  const loop = join(root, "loop-cache");
+  symlinkSync(loop, loop);
+  const r = await load(smallTokenizer("loop-tokenizer"), { cacheDir: loop });
+  // the read finds the directory unusable before the load's own warning
+  assert.deepEqual(r.warnings.map((w) => w.code).sort(), ["DELTATOK_ADDED_TOKEN_ID", "DELTATOK_CACHE_UNWRITABLE"]);
+  assert.match(r.warnings.find((w) => w.code === "DELTATOK_CACHE_UNWRITABLE")?.message ?? "", /ELOOP/);
+  assert.equal(r.stats.invalid, 0);
+  assert.equal(r.loaded.tokenizer.engine, "deltatok");
 });
 
 test("past the bound, the least recently used entries are removed after a write", async () => {

@@ -171,16 +171,17 @@ export function coreEntryKey(parts: CoreKeyParts): string {
 
 const warnedUnwritable = new Set<string>();
 
-function warnInvalid(file: string, why: string): void {
+function warnInvalid(file: string, why: string, outcome = "the tokenizer is built again and the entry replaced"): void {
   stats.invalid++;
-  process.emitWarning(`tokenizer cache entry ${file} ${why}: not used; the tokenizer is built again and the entry replaced`, { code: "DELTATOK_CACHE_INVALID" });
+  process.emitWarning(`tokenizer cache entry ${file} ${why}: not used; ${outcome}`, { code: "DELTATOK_CACHE_INVALID" });
 }
 
 function warnUnwritable(dir: string, e: unknown): void {
   stats.writeFailures++;
   if (warnedUnwritable.has(dir)) return;
   warnedUnwritable.add(dir);
-  const why = (e as { code?: unknown } | null)?.code ?? (e instanceof Error ? e.message : String(e));
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  const why = err?.cause?.code ?? err?.code ?? (e instanceof Error ? e.message : String(e));
   process.emitWarning(`tokenizer cache directory ${dir} cannot be used (${String(why)}): tokenizers load without it (set DELTATOK_CACHE_DIR to another directory, or to "off")`, {
     code: "DELTATOK_CACHE_UNWRITABLE",
   });
@@ -280,13 +281,16 @@ export async function readCoreEntry(config: DiskCacheConfig, key: string): Promi
     });
   } catch (e) {
     const code = ((e as { cause?: { code?: unknown } }).cause as { code?: unknown } | undefined)?.code;
-    if (code === "EACCES" || code === "EPERM") {
+    if (code === "EACCES" || code === "EPERM" || code === "ELOOP" || code === "ENOTDIR") {
+      // the directory, not the entry: a symlink loop, a file on the path, no permission
       warnUnwritable(config.dir, e);
       stats.misses++;
       return null;
     }
-    const why = e instanceof DeltatokError && e.code === "DT_INPUT_TOO_LARGE" ? `is over the cache's ${config.maxBytes}-byte bound` : "is not a readable regular file";
-    return invalid(file, why);
+    if (e instanceof DeltatokError && e.code === "DT_INPUT_TOO_LARGE") {
+      return invalid(file, `is over the cache's ${config.maxBytes}-byte bound`, "it is removed, and a tokenizer that large is not cached under this bound");
+    }
+    return invalid(file, "is not a readable regular file");
   }
   if (bytes === null) {
     stats.misses++;
@@ -313,8 +317,8 @@ export async function discardCoreEntry(config: DiskCacheConfig, key: string, why
   await invalid(entryPath(config, key), why);
 }
 
-async function invalid(file: string, why: string): Promise<null> {
-  warnInvalid(file, why);
+async function invalid(file: string, why: string, outcome?: string): Promise<null> {
+  warnInvalid(file, why, outcome);
   stats.misses++;
   await rm(file, { force: true }).catch(() => {});
   return null;
