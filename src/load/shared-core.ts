@@ -12,6 +12,7 @@
  */
 
 import { encoderFromShared, type SharedEncoder } from "../encoder/build.js";
+import type { Pipeline } from "../encoder/pipeline.js";
 import { bpeTableBytes, BpeTables } from "../encoder/model/bpe-tables.js";
 import type { BpeModel } from "../encoder/model/bpe.js";
 import { UnigramModel } from "../encoder/model/unigram-json.js";
@@ -34,7 +35,7 @@ export interface SharedTokenizer {
   readonly key: string;
   /** tokenizer.json's path, for messages. */
   readonly file: string;
-  /** tokenizer.json without `model.vocab` and `model.merges`. */
+  /** tokenizer.json with `model.vocab` and `model.merges` null (skeletonOf). */
   readonly skeleton: TokenizerJson;
   readonly runtimeConfig: Readonly<Record<string, unknown>>;
   readonly config: Readonly<Record<string, unknown>>;
@@ -81,6 +82,25 @@ export function sharedTokenizerBytes(s: SharedTokenizer): number {
   return bpeTableBytes(s.encoder.tables) + (s.encoder.unigram?.scores.byteLength ?? 0);
 }
 
+/**
+ * tokenizer.json with `model.vocab` and `model.merges` null where it had them (their places kept,
+ * so the rebuilt view lists its keys in the file's order): the part of a core's view that is not
+ * its tables. Keys only: a core read from another format makes vocab and merges on first read.
+ */
+function skeletonOf(json: TokenizerJson): TokenizerJson {
+  const model: Record<string, unknown> = {};
+  for (const k of Object.keys(json.model)) model[k] = k === "vocab" || k === "merges" ? null : json.model[k];
+  return { ...json, model } as unknown as TokenizerJson;
+}
+
+/** The encoder over shared tables, and the tokenizer.json view over the skeleton (vocab and merges made from the tables on first read), frozen. */
+function attach(shared: SharedEncoder, skeleton: TokenizerJson): { encoder: Pipeline; tokenizerJson: TokenizerJson } {
+  const encoder = encoderFromShared(shared, { scannerFor });
+  const tokenizerJson = { ...skeleton, model: lazyModel(skeleton.model as Record<string, unknown>, encoder.model.tables, listedScores(encoder.model)) } as unknown as TokenizerJson;
+  freezeTokenizerJson(tokenizerJson);
+  return { encoder, tokenizerJson };
+}
+
 const shares = new WeakMap<Core, SharedTokenizer>();
 
 /** The shareable form of `core` (made once per core). Throws TablesUnsupported on the library fallback. */
@@ -89,11 +109,7 @@ export function shareCore(core: Core, realDir: string, key: string): SharedToken
   if (known !== undefined) return known;
   if (core.fromShared) throw new TablesUnsupported("a core rebuilt from shared tables is shared already");
   if (core.shared === null) throw new TablesUnsupported(`the tokenizer runs on the library fallback (${core.tokenizer.unsupported ?? "?"})`);
-  const json = core.tokenizerJson;
-  const model: Record<string, unknown> = {};
-  // keys first: a core read from another format makes vocab and merges on first read
-  for (const k of Object.keys(json.model)) if (k !== "vocab" && k !== "merges") model[k] = json.model[k];
-  const skeleton = { ...json, model } as unknown as TokenizerJson;
+  const skeleton = skeletonOf(core.tokenizerJson);
   const s: SharedTokenizer = Object.freeze({
     format: "deltatok-shared-tokenizer/2",
     realDir,
@@ -180,10 +196,7 @@ export function coreFromShared(s: SharedTokenizer): Core {
     throw new DeltatokError("DT_INTERNAL", "shared tokenizer tables of an unknown format");
   }
   try {
-    const encoder = encoderFromShared(s.encoder, { scannerFor });
-    const sk = s.skeleton;
-    const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables, listedScores(encoder.model)) } as unknown as TokenizerJson;
-    freezeTokenizerJson(tokenizerJson);
+    const { encoder, tokenizerJson } = attach(s.encoder, s.skeleton);
     return Object.freeze({
       id: s.id,
       file: s.file,
@@ -223,15 +236,11 @@ export interface CoreRecord {
 /** The record of `core`, or null for a core with no shared form (the library fallback, or one rebuilt from shared tables). */
 export function recordOfCore(core: Core): CoreRecord | null {
   if (core.shared === null || core.fromShared) return null;
-  const json = core.tokenizerJson;
-  const model: Record<string, unknown> = {};
-  // keys only: a core read from another format makes vocab and merges on first read
-  for (const k of Object.keys(json.model)) model[k] = k === "vocab" || k === "merges" ? null : json.model[k];
   return {
     format: "deltatok-core-record/1",
     id: core.id,
     file: core.file,
-    skeleton: { ...json, model } as unknown as TokenizerJson,
+    skeleton: skeletonOf(core.tokenizerJson),
     patterns: core.patterns,
     runtimeConfig: core.runtimeConfig,
     config: core.config,
@@ -249,10 +258,7 @@ export function recordOfCore(core: Core): CoreRecord | null {
  */
 export function coreFromRecord(r: CoreRecord): Core {
   if (r === null || typeof r !== "object" || r.format !== "deltatok-core-record/1") throw new Error("a core record of an unknown format");
-  const encoder = encoderFromShared(r.encoder, { scannerFor });
-  const sk = r.skeleton;
-  const tokenizerJson = { ...sk, model: lazyModel(sk.model as Record<string, unknown>, encoder.model.tables, listedScores(encoder.model)) } as unknown as TokenizerJson;
-  freezeTokenizerJson(tokenizerJson);
+  const { encoder, tokenizerJson } = attach(r.encoder, r.skeleton);
   return Object.freeze({
     id: r.id,
     file: r.file,
